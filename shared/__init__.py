@@ -1,0 +1,1 @@
+"""The project's own shared package: settings, stage contracts, store and model adapters, Celery app."""
