@@ -1,0 +1,74 @@
+"""Messages between the question stages.
+
+Each stage is a small typed function (its own input message in, its own output out); the
+pipeline carries them in one envelope, ``PipelineState``, so that the embedded runner and
+the Celery chain move the same JSON between stages.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from shared.contracts.api import QuestionResult, Refusal, StageTrace
+from shared.contracts.corpus import Chunk
+
+HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling"]
+
+
+class Query(BaseModel):
+    id: str
+    question: str
+    manual: str
+
+
+class ScoredChunk(BaseModel):
+    chunk_id: str
+    score: float
+    source: HitSource
+    via: str | None = None  # the chunk or page that brought a graph neighbour in
+
+
+class RetrievalResult(BaseModel):
+    hits: list[ScoredChunk]
+
+
+class ExpansionResult(BaseModel):
+    hits: list[ScoredChunk]  # retrieval hits plus decayed neighbours
+
+
+class PageBundle(BaseModel):
+    section_id: str
+    score: float
+    chunks: list[Chunk]  # best-scoring chunk first
+
+
+class RollupResult(BaseModel):
+    pages: list[PageBundle]
+
+
+class SelectionResult(BaseModel):
+    pages: list[PageBundle]
+    dropped: list[str] = Field(default_factory=list)  # section ids not kept
+
+
+class DraftSentence(BaseModel):
+    text: str
+    citations: list[str]  # paragraph ids, only from selected pages
+
+
+class Draft(BaseModel):
+    sentences: list[DraftSentence]  # verification turns these into verdict-carrying Sentences
+
+
+class PipelineState(BaseModel):
+    query: Query
+    retrieval: RetrievalResult | None = None
+    expansion: ExpansionResult | None = None
+    rollup: RollupResult | None = None
+    selection: SelectionResult | None = None
+    draft: Draft | None = None
+    refusal: Refusal | None = None  # set by any stage: later stages pass the state through
+    result: QuestionResult | None = None
+    trace: list[StageTrace] = Field(default_factory=list)
