@@ -8,11 +8,14 @@ output filled in; once any stage sets ``refusal``, later stages pass the state t
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from shared.config import Settings
-from shared.contracts.pipeline import PipelineState
+from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.corpus import chunk_of, section_of
+from shared.contracts.pipeline import PipelineState, Query
 
 StageStep = Callable[[PipelineState, Settings], PipelineState]
 
@@ -30,8 +33,6 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
         return state
     started = time.perf_counter()
     state = stage.step(state, settings)
-    from shared.contracts.api import StageTrace  # noqa: PLC0415  (kept local: tiny)
-
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
     )
@@ -39,8 +40,101 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
 
 
 def candidate_ids(stage_name: str, state: PipelineState) -> list[str]:
-    """Ids left after a stage (chunk ids after retrieval/expansion; section ids after rollup/selection)."""
-    raise NotImplementedError  # filled in with the stages (issue 3)
+    """Ids left after a stage: chunk ids after retrieval/expansion, section ids after
+    rollup/selection, cited paragraph ids after stitching/verification."""
+    if stage_name == "retrieval" and state.retrieval:
+        return [h.chunk_id for h in state.retrieval.hits]
+    if stage_name == "expansion" and state.expansion:
+        return [h.chunk_id for h in state.expansion.hits]
+    if stage_name == "rollup" and state.rollup:
+        return [p.section_id for p in state.rollup.pages]
+    if stage_name == "selection" and state.selection:
+        return [p.section_id for p in state.selection.pages]
+    if stage_name == "stitching" and state.draft:
+        return list(dict.fromkeys(c for s in state.draft.sentences for c in s.citations))
+    if stage_name == "verification" and state.verification:
+        return list(dict.fromkeys(c for s in state.verification.sentences for c in s.citations))
+    return []
 
 
-STAGES: tuple[Stage, ...] = ()  # filled in with the stages (issue 3)
+def _stages() -> tuple[Stage, ...]:
+    # Imported here: the stage modules import the index and the providers, which a process
+    # that only builds the Celery chain (the gateway) may never need.
+    from services.stages import expansion, retrieval, rollup, selection, stitching, verification  # noqa: PLC0415
+
+    return (
+        Stage("retrieval", "retrieval", retrieval.step),
+        Stage("expansion", "graph", expansion.step),
+        Stage("rollup", "graph", rollup.step),
+        Stage("selection", "selection", selection.step),
+        Stage("stitching", "stitching", stitching.step),
+        Stage("verification", "verification", verification.step),
+    )
+
+
+STAGES: tuple[Stage, ...] = _stages()
+
+
+def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
+    """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
+    from services.stages import scope  # noqa: PLC0415
+
+    query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
+    return PipelineState(query=query, refusal=scope.check(request.question))
+
+
+def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(settings, manual)
+    out = []
+    for pid in paragraph_ids:
+        page = index.pages.get(section_of(pid))
+        chunk = index.chunks.get(chunk_of(pid))
+        if page is None or chunk is None:
+            continue
+        out.append(
+            Citation(
+                paragraph_id=pid,
+                section_id=page.section_id,
+                title=page.title,
+                heading_path=chunk.heading_path,
+                text=index.paragraph(pid).text,
+                url=page.url,
+                public_updated_at=page.public_updated_at,
+            )
+        )
+    return out
+
+
+def finish(state: PipelineState, settings: Settings) -> QuestionResult:
+    """The client's view of a finished (or refused) pipeline state."""
+    base = {"id": state.query.id, "question": state.query.question, "trace": state.trace}
+    if state.refusal is not None:
+        # conflict and stale refusals point at paragraphs: the reader can open them.
+        shown = [str(p) for p in state.refusal.evidence.get("paragraph_ids", [])]
+        citations = _citations(shown, settings, state.query.manual) if shown else []
+        return QuestionResult(status="refused", refusal=state.refusal, citations=citations, **base)
+    if state.verification is None:
+        raise ValueError("finish() needs a verified or refused state")
+    sentences = state.verification.sentences
+    cited = list(dict.fromkeys(c for s in sentences for c in s.citations))
+    return QuestionResult(
+        status="answered",
+        answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness),
+        citations=_citations(cited, settings, state.query.manual),
+        **base,
+    )
+
+
+def answer_question(
+    request: QuestionRequest, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
+) -> QuestionResult:
+    """Embedded mode: every stage in this process, in order."""
+    state = new_state(request, settings)
+    for stage in STAGES:
+        done = len(state.trace)
+        state = run_stage(stage, state, settings)
+        if on_event is not None and len(state.trace) > done:
+            on_event(stage.name, state.trace[-1])
+    return finish(state, settings)

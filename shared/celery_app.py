@@ -1,18 +1,25 @@
-"""The Celery app: Redis broker and result backend, one queue per question stage plus ingest."""
+"""The Celery app: Redis broker, one queue per question stage plus ingest.
+
+Question tasks (services/tasks.py) acknowledge late: a worker killed mid-task leaves its
+message unacknowledged and Redis hands it to another worker after
+``settings.celery.visibility_timeout_s``. Long tasks (ingest) must not acknowledge late, or
+they would be handed out again while still running.
+"""
 
 from __future__ import annotations
 
 from celery import Celery
 
-from shared.config import get_settings
+from shared.config import Settings, get_settings
 
 STAGE_QUEUES = ("retrieval", "graph", "selection", "stitching", "verification")
 INGEST_QUEUE = "ingest"
 
 
-def make_celery_app() -> Celery:
-    settings = get_settings()
-    app = Celery("taxnav", broker=settings.redis_url, backend=settings.redis_url)
+def make_celery_app(settings: Settings | None = None) -> Celery:
+    settings = settings or get_settings()
+    app = Celery("taxnav", broker=settings.redis_url, backend=settings.redis_url, include=["services.tasks"])
+    prefix = settings.celery.key_prefix
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -21,6 +28,14 @@ def make_celery_app() -> Celery:
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
         broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "global_keyprefix": prefix,
+            "visibility_timeout": settings.celery.visibility_timeout_s,
+            "unacked_restore_interval": settings.celery.restore_interval_s,
+            "unacked_restore_throttle": 1,  # scan for abandoned messages on every sweep
+        },
+        result_backend_transport_options={"global_keyprefix": prefix},
+        worker_hijack_root_logger=False,
     )
     return app
 

@@ -43,7 +43,15 @@ class IngestSettings(BaseModel):
     timeout_s: float = 15.0
     max_retries: int = 4
     backoff_base_s: float = 0.5
+    # Embedding cache (sqlite, keyed by model and text hash); default <data_dir>/embeddings.
+    embedding_cache_dir: Path | None = None
+    # Generations kept on disk besides the serving one (readers still on one finish there).
+    keep_generations: int = 1
+    # Scheduled re-ingest (ingest_worker/tasks.py): cron string (UTC) for Celery beat, and the
+    # TTL of the Redis lock that refuses a second run of a manual while one is in progress
+    # (a live run renews it; a killed run's lock expires after this).
     schedule_cron: str = "0 3 * * *"
+    lock_ttl_s: int = 120
 
 
 class RetrievalSettings(BaseModel):
@@ -75,8 +83,20 @@ class VerificationSettings(BaseModel):
 class GatewaySettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 8000
-    wait_timeout_s: float = 30.0
+    wait_timeout_s: float = 30.0  # also the deadline of a question: past it, a typed timeout error
     max_body_bytes: int = 16_384
+    result_ttl_s: int = 3600  # how long a question's events and result stay readable
+    embedded_threads: int = 4  # questions run at once in embedded mode
+
+
+class CelerySettings(BaseModel):
+    # Prepended to every broker and question-store key, so stacks (and test runs) can share
+    # one Redis without stealing each other's tasks.
+    key_prefix: str = ""
+    # A task left unacknowledged by a killed worker is handed to another worker after this;
+    # question tasks take milliseconds, so keep it short (long tasks must not use acks_late).
+    visibility_timeout_s: int = 10
+    restore_interval_s: int = 2
 
 
 class Settings(BaseSettings):
@@ -95,6 +115,7 @@ class Settings(BaseSettings):
     selection: SelectionSettings = Field(default_factory=SelectionSettings)
     verification: VerificationSettings = Field(default_factory=VerificationSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    celery: CelerySettings = Field(default_factory=CelerySettings)
 
 
 @lru_cache

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from shared.contracts.api import QuestionResult, Refusal, StageTrace
+from shared.contracts.api import QuestionResult, Refusal, Sentence, StageTrace
 from shared.contracts.corpus import Chunk
 
 HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling"]
@@ -32,6 +32,9 @@ class ScoredChunk(BaseModel):
 
 class RetrievalResult(BaseModel):
     hits: list[ScoredChunk]
+    # The query embedding, carried so later stages (possibly other worker processes) do not
+    # embed the question again. Empty when vectors are switched off.
+    query_vector: list[float] = Field(default_factory=list)
 
 
 class ExpansionResult(BaseModel):
@@ -62,6 +65,11 @@ class Draft(BaseModel):
     sentences: list[DraftSentence]  # verification turns these into verdict-carrying Sentences
 
 
+class VerificationResult(BaseModel):
+    sentences: list[Sentence]  # each draft sentence with its verdict and a one-line reason
+    faithfulness: float  # supported / claims
+
+
 class PipelineState(BaseModel):
     query: Query
     retrieval: RetrievalResult | None = None
@@ -69,6 +77,7 @@ class PipelineState(BaseModel):
     rollup: RollupResult | None = None
     selection: SelectionResult | None = None
     draft: Draft | None = None
+    verification: VerificationResult | None = None
     refusal: Refusal | None = None  # set by any stage: later stages pass the state through
     result: QuestionResult | None = None
     trace: list[StageTrace] = Field(default_factory=list)

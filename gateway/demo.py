@@ -1,0 +1,97 @@
+"""Ask one question through a real gateway: start `taxnav serve` in a subprocess, wait until
+it is ready, POST the question, print the answer (or the refusal), stop the server.
+
+    python -m gateway.demo --data-dir data --port 8000 --question "..."
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import httpx
+
+READY_TIMEOUT_S = 180.0  # the first start loads the index and the embedder
+
+
+def start_server(data_dir: str, port: int, env: dict[str, str] | None = None) -> subprocess.Popen:
+    command = [sys.executable, "-m", "taxnav.cli", "serve", "--data-dir", data_dir, "--port", str(port)]
+    return subprocess.Popen(command, env={**os.environ, **(env or {})})
+
+
+def wait_ready(base_url: str, server: subprocess.Popen, timeout_s: float = READY_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the gateway exited with code {server.returncode}")
+        try:
+            response = httpx.get(f"{base_url}/readyz", timeout=30)
+            if response.status_code == 200:
+                return
+            last = response.text
+        except httpx.HTTPError as exc:
+            last = repr(exc)
+        time.sleep(0.5)
+    raise RuntimeError(f"the gateway was not ready within {timeout_s:.0f} s: {last}")
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def render(body: dict) -> str:
+    """A QuestionResult (or an error body) as text for a terminal."""
+    if "error" in body:
+        return f"Error ({body['error']['type']}): {body['error']['message']}"
+    lines = [f"Q: {body['question']}", ""]
+    if body["status"] == "refused":
+        refusal = body["refusal"]
+        lines += [f"Refused ({refusal['category']}): {refusal['message']}"]
+        lines += [f"  {key}: {value}" for key, value in refusal.get("evidence", {}).items()]
+    else:
+        numbers: dict[str, int] = {}
+        for sentence in body["answer"]["sentences"]:
+            marks = "".join(f"[{numbers.setdefault(c, len(numbers) + 1)}]" for c in sentence["citations"])
+            lines += textwrap.wrap(f"{sentence['text']} {marks}  ({sentence['verdict']})", 100, subsequent_indent="    ")
+        lines += ["", f"Faithfulness: {body['answer']['faithfulness']:.2f}", ""]
+        by_id = {c["paragraph_id"]: c for c in body["citations"]}
+        for pid, n in numbers.items():
+            citation = by_id.get(pid)
+            where = f"{citation['section_id']} {citation['title']} ({citation['url']}, updated {citation['public_updated_at'][:10]})" if citation else ""
+            lines.append(f"[{n}] {pid} {where}")
+    timings = ", ".join(f"{t['stage']} {t['ms']:.0f} ms" for t in body.get("trace", []))
+    if timings:
+        lines += ["", f"Stages: {timings}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default="data")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--question", required=True)
+    args = parser.parse_args(argv)
+    base_url = f"http://127.0.0.1:{args.port}"
+    server = start_server(args.data_dir, args.port)
+    try:
+        wait_ready(base_url, server)
+        print(f"Gateway ready at {base_url} (API docs: {base_url}/docs)\n")
+        response = httpx.post(f"{base_url}/v1/questions", json={"question": args.question}, timeout=120)
+        print(render(response.json()))
+        return 0 if response.status_code == 200 else 1
+    finally:
+        stop_server(server)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""One error shape for every 4xx/5xx the gateway sends, ``{"error": {"type", "message"}}``,
+and the handlers and body-size guard that keep bad requests from ever becoming a 500."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from services.errors import PipelineError
+
+log = logging.getLogger(__name__)
+
+
+class ErrorBody(BaseModel):
+    type: str  # machine-readable: invalid_request, invalid_json, body_too_large, not_found, timeout, ...
+    message: str
+    detail: Any = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, type_: str, message: str, detail: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.type, self.message, self.detail = status, type_, message, detail
+
+
+def error_response(status: int, type_: str, message: str, detail: Any = None) -> JSONResponse:
+    body = ErrorResponse(error=ErrorBody(type=type_, message=message, detail=detail))
+    return JSONResponse(body.model_dump(mode="json"), status_code=status)
+
+
+def pipeline_error_response(exc: PipelineError) -> JSONResponse:
+    return error_response(exc.http_status, exc.kind, str(exc))
+
+
+def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entry for routes that may answer with the error shape."""
+    return {status: {"model": ErrorResponse} for status in statuses}
+
+
+_STATUS_TYPES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.type, exc.message, exc.detail)
+
+    @app.exception_handler(PipelineError)
+    async def _pipeline_error(_: Request, exc: PipelineError) -> JSONResponse:
+        return pipeline_error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return error_response(400, "invalid_json", "The request body is not valid JSON.", _plain(errors))
+        where = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors)
+        return error_response(422, "invalid_request", f"The request does not match the API: {where}", _plain(errors))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, _STATUS_TYPES.get(exc.status_code, "http_error"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return error_response(500, "internal", f"{type(exc).__name__}: the gateway failed on this request")
+
+
+def _plain(errors: Any) -> Any:
+    """Validation errors as JSON (they may hold the offending input: bytes, exceptions)."""
+    return json.loads(json.dumps(errors, default=str))
+
+
+class BodyLimit:
+    """413 for bodies over ``max_bytes``, before anything parses them. A declared length is
+    checked up front; a chunked body is read up to the limit and replayed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                return await error_response(400, "invalid_request", "Content-Length is not a number.")(scope, receive, send)
+            if int(declared) > self.max_bytes:
+                return await self._too_large(scope, receive, send)
+            return await self.app(scope, receive, send)
+        if b"chunked" not in headers.get(b"transfer-encoding", b""):
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # client went away
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                return await self._too_large(scope, receive, send)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(413, "body_too_large", f"The request body is over {self.max_bytes} bytes.")
+        await response(scope, receive, send)

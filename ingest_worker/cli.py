@@ -1,0 +1,105 @@
+"""`taxnav ingest`: crawl manuals into the data dir (progress on stderr, summary on stdout)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from taxnav.cli import common_options
+
+    parser = subparsers.add_parser(
+        "ingest",
+        parents=[common_options()],
+        help="crawl HMRC manuals into indexes and the cross-reference graph",
+        description="Crawl manuals from the GOV.UK Content API (or a directory laid out like it) into a new "
+        "index generation and swap it in atomically. Re-runs are incremental.",
+    )
+    parser.add_argument(
+        "--manual",
+        action="append",
+        default=None,
+        help="manual slug, repeatable, or 'all' (every manual in a --source directory); default: settings.ingest.manuals",
+    )
+    parser.add_argument("--source", default=None, help="https base URL or a directory like ../shared/corpus (default: settings.ingest.source)")
+    parser.add_argument("--limit", type=int, default=None, help="ingest only the first N sections (quick runs)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--schedule", action="store_true", help="run the scheduled re-ingest (Celery worker with beat) in the foreground")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ingest_worker.crawler import list_manuals
+    from ingest_worker.ingest import IngestError, run_ingest, serving_page_dates
+    from ingest_worker.runs import IngestRun, dates_moved, record_run
+    from shared.config import get_settings
+
+    settings = get_settings()
+    if args.schedule:
+        from ingest_worker.tasks import serve_schedule
+
+        return serve_schedule(settings)
+    if args.limit is not None and args.limit < 1:
+        print("taxnav ingest: --limit must be at least 1", file=sys.stderr)
+        return 2
+    source = args.source or settings.ingest.source
+    manuals = args.manual or list(settings.ingest.manuals)
+    if "all" in manuals:
+        manuals = list_manuals(source, settings.ingest)
+        if not manuals:
+            print(f"taxnav ingest: no manuals found at {source}", file=sys.stderr)
+            return 2
+    summaries = []
+    status = 0
+    for manual in manuals:
+        started = datetime.now(UTC)
+        before = serving_page_dates(settings, manual)
+        run_record = dict(run_id=uuid.uuid4().hex, manual=manual, source=source, trigger="cli", started_at=started)
+        try:
+            summary = run_ingest(settings, source, manual, limit=args.limit, progress=not args.no_progress and not args.json)
+        except (IngestError, ValidationError, OSError) as exc:
+            print(f"taxnav ingest: {manual}: {exc}", file=sys.stderr)
+            record_run(settings.data_dir, IngestRun(**run_record, status="failed", message=f"{type(exc).__name__}: {exc}",
+                                                    finished_at=datetime.now(UTC), seconds=(datetime.now(UTC) - started).total_seconds()))  # fmt: skip
+            status = 1
+            continue
+        record_run(
+            settings.data_dir,
+            IngestRun(
+                **run_record, status="ok", finished_at=datetime.now(UTC), seconds=summary.seconds, pages=summary.pages,
+                chunks=summary.chunks, reembedded=summary.reembedded, generation=summary.generation,
+                changed_pages=summary.changed_pages, removed_pages=summary.removed_pages,
+                dates_moved=dates_moved(before, serving_page_dates(settings, manual)),
+            ),
+        )  # fmt: skip
+        summaries.append(summary)
+        if not args.json:
+            print(_describe(summary))
+    if args.json:
+        payload = [s.model_dump(mode="json") for s in summaries]
+        print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=1))
+    return status
+
+
+def _describe(summary) -> str:  # noqa: ANN001 (IngestSummary; imported lazily)
+    problems = []
+    for name in ("failed", "malformed", "blocked"):
+        items = getattr(summary, name)
+        if items:
+            problems.append(f"{len(items)} {name} ({', '.join(items[:5])}{', ...' if len(items) > 5 else ''})")
+    lines = [
+        f"{summary.manual}: generation {summary.generation} serving",
+        f"  pages {summary.pages}  chunks {summary.chunks}  xref edges {summary.xref_edges}  sibling edges {summary.sibling_edges}",
+        f"  changed {len(summary.changed_pages)}  removed {summary.removed}  reparsed {summary.reparsed}"
+        f"  re-embedded {summary.reembedded} (model ran on {summary.model_embedded})  {summary.seconds:.1f}s",
+    ]
+    if problems:
+        lines.append("  problems: " + "; ".join(problems))
+    return "\n".join(lines)

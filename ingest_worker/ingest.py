@@ -1,0 +1,395 @@
+"""Ingest one manual into a new index generation and swap it in atomically.
+
+    <data_dir>/collections/<manual>/current -> generations/<gen>     (symlink, replaced atomically)
+    <data_dir>/collections/<manual>/generations/<gen>/
+        manifest.json  pages.json  chunks.jsonl  refs.json  xrefs.json  graph.json
+        vectors.npy  vector_ids.json  bm25/                              (embedded stores)
+
+A run crawls the source, re-parses only pages whose body hash changed (the rest reuse the
+serving generation's chunks), embeds only text the embedding cache has not seen, builds
+everything in ``generations/<gen>.partial``, renames it and then replaces the ``current``
+symlink. Until that last step the previous generation keeps serving, whole: a run that
+fails or is killed midway leaves only a ``.partial`` directory, removed by the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import networkx as nx
+from pydantic import BaseModel, Field, ValidationError
+
+from ingest_worker.chunker import build_chunks, chunk_embed_text
+from ingest_worker.crawler import CrawlError, CrawlResult, run_crawl, section_path
+from ingest_worker.parser import parse_body
+from ingest_worker.progress import Progress
+from ingest_worker.xrefs import RawRef, build_graph, edge_counts, extract_refs, resolve
+from shared.config import Settings
+from shared.contracts.corpus import Chunk, CrossRef, Page
+from shared.embeddings import get_embedder
+from shared.stores import bm25_store, vector_store
+from shared.stores.bm25 import Bm25Doc
+
+COLLECTIONS = "collections"
+GENERATIONS = "generations"
+CURRENT = "current"
+PARTIAL = ".partial"
+LOCK_FILE = ".ingest.lock"
+MANIFEST = "manifest.json"
+PAGES = "pages.json"
+CHUNKS = "chunks.jsonl"
+REFS = "refs.json"
+XREFS = "xrefs.json"
+GRAPH = "graph.json"
+FORMAT = 1
+
+
+class IngestError(RuntimeError):
+    """The ingest cannot produce a generation; the serving one is untouched."""
+
+
+class IngestSummary(BaseModel):
+    manual: str
+    generation: str
+    pages: int
+    chunks: int
+    xref_edges: int
+    sibling_edges: int
+    removed: int
+    reembedded: int  # chunks whose content is new or changed since the serving generation
+    seconds: float
+    changed_pages: list[str] = Field(default_factory=list)  # new or changed pages, crawl order
+    removed_pages: list[str] = Field(default_factory=list)
+    reparsed: int = 0  # pages parsed this run (the rest reused the serving generation's chunks)
+    model_embedded: int = 0  # texts the embedding model actually ran on (cache misses)
+    failed: list[str] = Field(default_factory=list)  # kept from the serving generation when it had them
+    malformed: list[str] = Field(default_factory=list)
+    blocked: list[str] = Field(default_factory=list)
+    errors: dict[str, str] = Field(default_factory=dict)
+    source: str = ""
+
+
+class Manifest(BaseModel):
+    format: int = FORMAT
+    manual: str
+    title: str
+    generation: str
+    created_at: datetime
+    source: str
+    embed_model: str
+    dims: int
+    pages: int
+    chunks: int
+    xref_edges: int
+    sibling_edges: int
+
+
+class Generation(BaseModel):
+    """A generation's content as loaded from disk (stores excluded)."""
+
+    path: Path
+    manifest: Manifest
+    pages: dict[str, Page]
+    chunks: dict[str, Chunk]
+    refs: list[RawRef]
+    xrefs: list[CrossRef]
+
+
+# --- paths ------------------------------------------------------------------------------------
+
+
+def collection_dir(settings: Settings, manual: str) -> Path:
+    return Path(settings.data_dir) / COLLECTIONS / manual
+
+
+def serving_path(settings: Settings, manual: str) -> Path | None:
+    """The serving generation's directory, resolved (None before the first ingest)."""
+    link = collection_dir(settings, manual) / CURRENT
+    if not link.is_symlink() and not link.exists():
+        return None
+    target = link.resolve()
+    return target if (target / MANIFEST).is_file() else None
+
+
+def new_generation_name() -> str:
+    # Sortable, lower case (OpenSearch index names), unique per microsecond.
+    return "g" + datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
+
+
+# --- reading a generation ---------------------------------------------------------------------
+
+
+def load_generation(path: Path) -> Generation:
+    manifest = Manifest.model_validate_json((path / MANIFEST).read_text(encoding="utf-8"))
+    pages = [Page.model_validate(p) for p in json.loads((path / PAGES).read_text(encoding="utf-8"))]
+    with (path / CHUNKS).open(encoding="utf-8") as handle:
+        chunks = [Chunk.model_validate_json(line) for line in handle if line.strip()]
+    refs = [RawRef.model_validate(r) for r in json.loads((path / REFS).read_text(encoding="utf-8"))]
+    xrefs = [CrossRef.model_validate(r) for r in json.loads((path / XREFS).read_text(encoding="utf-8"))]
+    return Generation(
+        path=path,
+        manifest=manifest,
+        pages={p.section_id: p for p in pages},
+        chunks={c.id: c for c in chunks},
+        refs=refs,
+        xrefs=xrefs,
+    )
+
+
+def load_graph(path: Path) -> nx.DiGraph:
+    return nx.node_link_graph(json.loads((path / GRAPH).read_text(encoding="utf-8")), directed=True, edges="edges")
+
+
+def serving_page_dates(settings: Settings, manual: str) -> dict[str, datetime]:
+    """``public_updated_at`` of every page in the serving generation ({} before the first)."""
+    path = serving_path(settings, manual)
+    if path is None:
+        return {}
+    return {p["section_id"]: datetime.fromisoformat(p["public_updated_at"]) for p in json.loads((path / PAGES).read_text(encoding="utf-8"))}
+
+
+# --- building pages ---------------------------------------------------------------------------
+
+
+class PageBuild(BaseModel):
+    page: Page
+    chunks: list[Chunk]
+    refs: list[RawRef]
+
+
+def body_hash(manual_title: str, crumb_titles: list[str], title: str, body: str) -> str:
+    """Everything a page's chunks are made from: same hash, same chunks."""
+    raw = json.dumps([FORMAT, manual_title, crumb_titles, title, body], ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+
+
+def _page_fields(document: dict, section: str, manual: str, titles: dict[str, str]) -> tuple[Page, str, list[str]]:
+    details = document["details"]
+    crumbs = [str(c["section_id"]).upper() for c in details.get("breadcrumbs") or [] if isinstance(c, dict) and c.get("section_id")]
+    title = str(document.get("title") or section)
+    updated = document.get("public_updated_at") or document.get("updated_at")
+    if not updated:
+        raise ValueError("no public_updated_at")
+    page = Page(
+        section_id=section,
+        manual=manual,
+        title=title,
+        base_path=str(document.get("base_path") or section_path(manual, section)),
+        public_updated_at=updated,
+        breadcrumbs=crumbs,
+    )
+    return page, str(details.get("body") or ""), [titles.get(c) or c for c in crumbs]
+
+
+def build_page(document: dict, section: str, manual: str, manual_title: str, titles: dict[str, str], previous: Generation | None) -> tuple[PageBuild, bool]:
+    """The page's chunks and references; reused from ``previous`` when its body hash matches.
+    Returns (build, parsed) where parsed says whether the HTML was parsed this time."""
+    page, body, crumb_titles = _page_fields(document, section, manual, titles)
+    page.body_hash = body_hash(manual_title, crumb_titles, page.title, body)
+    old = previous.pages.get(section) if previous else None
+    if previous is not None and old is not None and old.body_hash == page.body_hash:
+        page.chunk_ids = list(old.chunk_ids)
+        chunks = [previous.chunks[cid] for cid in old.chunk_ids]
+        return PageBuild(page=page, chunks=chunks, refs=_refs_by_page(previous).get(section, [])), False
+    sections = parse_body(body)
+    chunks, drafts = build_chunks(section, manual, [manual_title, *crumb_titles, page.title], page.title, sections)
+    page.chunk_ids = [c.id for c in chunks]
+    return PageBuild(page=page, chunks=chunks, refs=extract_refs(section, chunks, drafts, sections)), True
+
+
+_REFS_CACHE: dict[int, dict[str, list[RawRef]]] = {}
+
+
+def _refs_by_page(generation: Generation) -> dict[str, list[RawRef]]:
+    key = id(generation)
+    if key not in _REFS_CACHE:
+        _REFS_CACHE.clear()
+        grouped: dict[str, list[RawRef]] = defaultdict(list)
+        for ref in generation.refs:
+            grouped[ref.source_section].append(ref)
+        _REFS_CACHE[key] = grouped
+    return _REFS_CACHE[key]
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _exclusive(collection: Path, manual: str) -> Iterator[None]:
+    """One ingest per collection at a time on this data dir (a killed run's flock dies with it)."""
+    collection.mkdir(parents=True, exist_ok=True)
+    with (collection / LOCK_FILE).open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise IngestError(f"another ingest of {manual} is running on this data dir") from exc
+        yield
+
+
+def _swap_current(collection: Path, generation: str) -> None:
+    """Point ``current`` at the new generation with one rename (atomic on POSIX)."""
+    staging = collection / f".{CURRENT}.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        staging.unlink()
+    staging.symlink_to(Path(GENERATIONS) / generation)
+    os.replace(staging, collection / CURRENT)
+    _fsync_dir(collection)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _collect_garbage(collection: Path, keep: int) -> None:
+    """Drop unfinished ``.partial`` builds and all but the ``keep`` newest old generations."""
+    generations = collection / GENERATIONS
+    if not generations.is_dir():
+        return
+    current = (collection / CURRENT).resolve().name if (collection / CURRENT).exists() else None
+    finished = sorted(p for p in generations.iterdir() if p.is_dir() and not p.name.endswith(PARTIAL) and p.name != current)
+    doomed = [p for p in generations.iterdir() if p.name.endswith(PARTIAL)] + finished[: max(0, len(finished) - keep)]
+    for path in doomed:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def run_ingest(
+    settings: Settings,
+    source: str,
+    manual: str,
+    limit: int | None = None,
+    sections: set[str] | None = None,
+    progress: bool = False,
+) -> IngestSummary:
+    """Crawl ``manual`` from ``source`` (URL or directory) into a new generation and serve it."""
+    started = time.perf_counter()
+    collection = collection_dir(settings, manual)
+    with _exclusive(collection, manual):
+        _collect_garbage(collection, settings.ingest.keep_generations)  # leftovers of a killed run
+        previous_path = serving_path(settings, manual)
+        previous = load_generation(previous_path) if previous_path else None
+        bar = Progress(manual, enabled=progress)
+        try:
+            crawl = run_crawl(
+                source, manual, settings.ingest, limit=limit, sections={s.upper() for s in sections} if sections else None, on_progress=bar.on_pages
+            )
+        except CrawlError as exc:
+            raise IngestError(str(exc)) from exc
+        builds, reparsed, malformed = _build_pages(crawl, manual, previous)
+        kept = [s for s in crawl.failed + crawl.malformed + crawl.blocked + malformed if previous and s in previous.pages and s not in builds]
+        for section in kept:  # not readable this time: serve the last good version, not nothing
+            old = previous.pages[section]  # type: ignore[union-attr]
+            builds[section] = PageBuild(
+                page=old, chunks=[previous.chunks[c] for c in old.chunk_ids], refs=_refs_by_page(previous).get(section, [])  # type: ignore[union-attr]
+            )
+        if not builds:
+            raise IngestError(f"no readable pages in {manual} at {source}: {dict(list(crawl.errors.items())[:5])}")
+
+        pages = {s: b.page for s, b in builds.items()}
+        chunks = {c.id: c for b in builds.values() for c in b.chunks}
+        xrefs = resolve([r for b in builds.values() for r in b.refs], manual, pages)
+        graph = build_graph(manual, pages, chunks, xrefs)
+        xref_edges, sibling_edges = edge_counts(graph)
+
+        old_pages = previous.pages if previous else {}
+        old_hashes = {c.content_hash for c in previous.chunks.values()} if previous else set()
+        ordered = list(chunks.values())
+        texts = [chunk_embed_text(c, pages[c.section_id]) for c in ordered]
+        bar.on_chunks(0, len(texts))
+        bar.set_phase("embed")
+        embedder = get_embedder(settings)
+        vectors = embedder.embed(texts, on_progress=bar.on_chunks)
+
+        bar.set_phase("index")
+        generation = new_generation_name()
+        partial = collection / GENERATIONS / f"{generation}{PARTIAL}"
+        partial.mkdir(parents=True)
+        bm25 = bm25_store(settings, manual, partial, generation)
+        bm25.build(Bm25Doc(id=c.id, section_id=c.section_id, text=t) for c, t in zip(ordered, texts, strict=True))
+        vectors_out = vector_store(settings, manual, partial, generation)
+        vectors_out.build([c.id for c in ordered], vectors)
+        _write_json(partial / PAGES, [p.model_dump(mode="json") for p in pages.values()])
+        with (partial / CHUNKS).open("w", encoding="utf-8") as handle:
+            handle.writelines(c.model_dump_json() + "\n" for c in ordered)
+        _write_json(partial / REFS, [r.model_dump(mode="json") for b in builds.values() for r in b.refs])
+        _write_json(partial / XREFS, [x.model_dump(mode="json") for x in xrefs])
+        _write_json(partial / GRAPH, nx.node_link_data(graph, edges="edges"))
+        manifest = Manifest(
+            manual=manual,
+            title=crawl.title,
+            generation=generation,
+            created_at=datetime.now(UTC),
+            source=source,
+            embed_model=embedder.model_name,
+            dims=int(vectors.shape[1]) if len(vectors) else embedder.dims,
+            pages=len(pages),
+            chunks=len(chunks),
+            xref_edges=xref_edges,
+            sibling_edges=sibling_edges,
+        )
+        (partial / MANIFEST).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")  # written last
+        final = collection / GENERATIONS / generation
+        os.rename(partial, final)
+        _fsync_dir(final.parent)
+        _swap_current(collection, generation)  # the commit point
+        bm25.publish()  # distributed: alias swaps (readers of this generation use its own names)
+        vectors_out.publish()
+        _collect_garbage(collection, settings.ingest.keep_generations)
+        bar.close()
+
+    removed_pages = [s for s in old_pages if s not in pages]
+    changed_pages = [s for s, p in pages.items() if s not in old_pages or old_pages[s].body_hash != p.body_hash]
+    return IngestSummary(
+        manual=manual,
+        generation=generation,
+        pages=len(pages),
+        chunks=len(chunks),
+        xref_edges=xref_edges,
+        sibling_edges=sibling_edges,
+        removed=len(removed_pages),
+        reembedded=sum(1 for c in ordered if c.content_hash not in old_hashes),
+        seconds=round(time.perf_counter() - started, 3),
+        changed_pages=changed_pages,
+        removed_pages=removed_pages,
+        reparsed=reparsed,
+        model_embedded=embedder.computed,
+        failed=crawl.failed,
+        malformed=crawl.malformed + malformed,
+        blocked=crawl.blocked,
+        errors=crawl.errors,
+        source=source,
+    )
+
+
+def _build_pages(crawl: CrawlResult, manual: str, previous: Generation | None) -> tuple[dict[str, PageBuild], int, list[str]]:
+    """Builds of the crawled pages, the number parsed, and pages whose JSON was unusable."""
+    builds: dict[str, PageBuild] = {}
+    reparsed = 0
+    malformed: list[str] = []
+    for section, document in crawl.pages.items():
+        try:
+            build, parsed = build_page(document, section, manual, crawl.title, crawl.titles, previous)
+        except (ValueError, ValidationError, KeyError, TypeError) as exc:
+            malformed.append(section)
+            crawl.errors[section] = f"unusable page: {exc}"
+            continue
+        builds[section] = build
+        reparsed += parsed
+    return builds, reparsed, malformed

@@ -1,0 +1,188 @@
+"""``details.body`` HTML -> a heading tree of blocks (paragraphs, list items, tables, pre).
+
+h2/h3/h4 open sections (h1 counts as h2: a few pages use it as their top heading); h5/h6
+stay inside the current section as small heading paragraphs. Every block keeps the hrefs it
+contains so cross-references can point at the exact paragraph that links. Markdown leftovers
+from the 2014 scrape (``**bold**``, ``[EIM123](/guidance/...)``) are cleaned into plain text,
+keeping the markdown link's target as an href.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import lxml.html
+from lxml import etree
+from pydantic import BaseModel, Field
+
+BlockKind = Literal["p", "li", "table", "pre", "heading"]
+
+SECTION_HEADINGS = {"h1": 2, "h2": 2, "h3": 3, "h4": 4}
+MINOR_HEADINGS = {"h5", "h6"}
+LISTS = {"ul", "ol"}
+# Containers whose children are blocks; anything else at block level is inline text.
+CONTAINERS = {"div", "blockquote", "section", "article", "body", "html", "main", "details", "figure", "dl", "dd", "center"}
+BLOCK_TAGS = set(SECTION_HEADINGS) | MINOR_HEADINGS | LISTS | CONTAINERS | {"p", "table", "pre", "li", "dt"}
+SKIP_TAGS = {"script", "style", "template"}
+
+MARKDOWN_LINK = re.compile(r"\[([^\]\[]{1,200})\]\(([^)\s]{1,500})\)")
+MARKDOWN_BOLD = re.compile(r"\*\*|__")
+SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+
+
+class Block(BaseModel):
+    kind: BlockKind
+    text: str
+    hrefs: list[str] = Field(default_factory=list)
+
+
+class Section(BaseModel):
+    """The blocks under one heading; ``headings`` is the trail of h2 > h3 > h4 above them."""
+
+    headings: list[str] = Field(default_factory=list)
+    blocks: list[Block] = Field(default_factory=list)
+
+
+def clean_text(raw: str) -> tuple[str, list[str]]:
+    """Collapse whitespace and strip markdown leftovers; returns (text, markdown link targets)."""
+    hrefs = [m.group(2) for m in MARKDOWN_LINK.finditer(raw)]
+    text = MARKDOWN_LINK.sub(r"\1", raw)
+    text = MARKDOWN_BOLD.sub("", text)
+    lines = [SPACES.sub(" ", line).strip() for line in text.split("\n")]
+    return "\n".join(line for line in lines if line), hrefs
+
+
+def _inline_text(element: etree._Element, skip: tuple[etree._Element, ...] = ()) -> str:
+    """Text of an element's content (not its tail); <br> becomes a line break; ``skip``
+    leaves out nested elements (a list item's sub-list) but keeps the text after them."""
+    parts: list[str] = []
+
+    def walk(el: etree._Element) -> None:
+        if isinstance(el.tag, str) and el.tag not in SKIP_TAGS and el not in skip:
+            if el.tag == "br":
+                parts.append("\n")
+            parts.append(el.text or "")
+            for child in el:
+                walk(child)
+        parts.append(el.tail or "")
+
+    parts.append(element.text or "")
+    for child in element:
+        walk(child)
+    return "".join(parts)
+
+
+def _hrefs(element: etree._Element, skip: tuple[etree._Element, ...] = ()) -> list[str]:
+    inside_skipped = {id(a) for nested in skip for a in nested.iter("a")}
+    return [a.get("href", "") for a in element.iter("a") if a.get("href") and id(a) not in inside_skipped]
+
+
+def _block(kind: BlockKind, raw: str, hrefs: list[str]) -> Block | None:
+    text, markdown_hrefs = clean_text(raw)
+    if not text:
+        return None
+    if kind != "pre" and kind != "table":
+        text = " ".join(text.split("\n"))
+    return Block(kind=kind, text=text, hrefs=hrefs + markdown_hrefs)
+
+
+def _table_text(table: etree._Element) -> str:
+    """One line per row, cells joined by ' | '; empty rows dropped (EIM31240 has several)."""
+    rows = []
+    caption = table.find("caption")
+    if caption is not None:
+        rows.append(" ".join(clean_text(_inline_text(caption))[0].split()))
+    for tr in table.iter("tr"):
+        cells = [" ".join(clean_text(_inline_text(cell))[0].split()) for cell in tr if cell.tag in ("td", "th")]
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.sections: list[Section] = [Section()]
+        self.trail: list[tuple[int, str]] = []  # (level, heading text)
+
+    def emit(self, block: Block | None) -> None:
+        if block is not None:
+            self.sections[-1].blocks.append(block)
+
+    def heading(self, level: int, element: etree._Element) -> None:
+        text = " ".join(clean_text(_inline_text(element))[0].split())
+        if not text:
+            return
+        self.trail = [(lvl, h) for lvl, h in self.trail if lvl < level] + [(level, text)]
+        self.sections.append(Section(headings=[h for _, h in self.trail]))
+
+    def list_items(self, element: etree._Element) -> None:
+        for li in element:
+            if not isinstance(li.tag, str):
+                continue
+            if li.tag != "li":
+                self.container(li)
+                continue
+            nested = tuple(child for child in li if isinstance(child.tag, str) and child.tag in BLOCK_TAGS)
+            self.emit(_block("li", _inline_text(li, nested), _hrefs(li, nested)))
+            for child in nested:
+                self.block_element(child)
+
+    def block_element(self, el: etree._Element) -> None:
+        tag = el.tag
+        if tag in SECTION_HEADINGS:
+            self.heading(SECTION_HEADINGS[tag], el)
+        elif tag in MINOR_HEADINGS:
+            self.emit(_block("heading", _inline_text(el), _hrefs(el)))
+        elif tag in LISTS:
+            self.list_items(el)
+        elif tag == "table":
+            self.emit(_block("table", _table_text(el), _hrefs(el)))
+        elif tag == "pre":
+            self.emit(_block("pre", "".join(el.itertext()), _hrefs(el)))
+        elif tag in ("p", "li", "dt"):
+            self.paragraph_with_blocks(el)
+        else:
+            self.container(el)
+
+    def paragraph_with_blocks(self, el: etree._Element) -> None:
+        """A <p> is one paragraph, unless (broken HTML) it wraps block elements."""
+        if any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in el):
+            self.container(el)
+        else:
+            self.emit(_block("p", _inline_text(el), _hrefs(el)))
+
+    def container(self, el: etree._Element) -> None:
+        """Children are blocks; loose inline runs between them become paragraphs."""
+        run_text: list[str] = [el.text or ""]
+        run_links: list[str] = []
+
+        def flush() -> None:
+            self.emit(_block("p", "".join(run_text), list(run_links)))
+            run_text.clear()
+            run_links.clear()
+
+        for child in el:
+            if not isinstance(child.tag, str) or child.tag in SKIP_TAGS:
+                run_text.append(child.tail or "")
+                continue
+            if child.tag in BLOCK_TAGS:
+                flush()
+                self.block_element(child)
+                run_text.append(child.tail or "")
+            else:
+                run_text.append("\n" if child.tag == "br" else _inline_text(child))
+                run_links.extend(_hrefs(child))
+                run_text.append(child.tail or "")
+        flush()
+
+
+def parse_body(html: str) -> list[Section]:
+    """The body's sections in document order; the first one (no headings) holds any preamble.
+    Sections without blocks (a heading directly followed by a sub-heading) are dropped."""
+    if not html or not html.strip():
+        return []
+    root = lxml.html.fragment_fromstring(html, create_parent="div")
+    walker = _Walker()
+    walker.container(root)
+    return [s for s in walker.sections if s.blocks]

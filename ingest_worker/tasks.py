@@ -1,0 +1,188 @@
+"""Scheduled re-ingest: the Celery task on the ``ingest`` queue and its beat schedule.
+
+    celery -A ingest_worker.tasks:celery_app worker -Q ingest     # runs ingests
+    celery -A ingest_worker.tasks:celery_app beat                 # enqueues them on schedule
+    taxnav ingest --schedule                                      # both in one process
+
+Beat enqueues one run per manual in ``settings.ingest.manuals`` at ``settings.ingest.
+schedule_cron`` (UTC). A run takes a per-manual Redis lock first: a run started while another
+holds it is refused, not queued behind it, and every run (ok, failed, refused) is recorded in
+``<data_dir>/ingest_runs.jsonl`` (ingest_worker/runs.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import redis
+from celery.schedules import crontab
+
+from ingest_worker.runs import IngestRun, RunTrigger, dates_moved, record_run
+from shared.celery_app import INGEST_QUEUE, celery_app
+from shared.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "ingest_worker.tasks.scheduled_ingest"
+BEAT_SCHEDULE_FILE = "celerybeat-schedule"  # under the data dir, for `taxnav ingest --schedule`
+
+__all__ = ["celery_app", "scheduled_ingest", "run_locked_ingest", "beat_schedule", "parse_cron", "serve_schedule"]
+
+
+def parse_cron(expr: str) -> crontab:
+    """A five-field cron string (minute hour day-of-month month day-of-week) as a crontab;
+    ValueError with the offending string when it is not one."""
+    if len(expr.split()) != 5:
+        raise ValueError(f"schedule_cron {expr!r}: expected 5 fields (minute hour day month weekday)")
+    try:
+        return crontab.from_string(expr)
+    except ValueError as exc:
+        raise ValueError(f"schedule_cron {expr!r}: {exc}") from exc
+
+
+def beat_schedule(settings: Settings) -> dict[str, dict]:
+    """One beat entry per manual, all on the configured cron."""
+    schedule = parse_cron(settings.ingest.schedule_cron)
+    return {
+        f"ingest:{manual}": {
+            "task": TASK_NAME,
+            "schedule": schedule,
+            "kwargs": {"manual": manual, "trigger": "schedule"},
+            "options": {"queue": INGEST_QUEUE},
+        }
+        for manual in settings.ingest.manuals
+    }
+
+
+def lock_key(settings: Settings, manual: str) -> str:
+    return f"{settings.celery.key_prefix}taxnav:ingest-lock:{manual}"
+
+
+class _LockKeeper:
+    """Holds the run's lock for as long as the run lasts: renews its TTL every third of it, so
+    a killed worker's lock expires soon while a long ingest keeps it."""
+
+    def __init__(self, lock: redis.lock.Lock, ttl_s: float):
+        self._lock = lock
+        self._interval = ttl_s / 3
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name="ingest-lock-keeper", daemon=True)
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._lock.reacquire()
+            except redis.exceptions.LockError:
+                log.error("ingest lock %s was lost while the run held it", self._lock.name)
+                return
+            except redis.RedisError as exc:  # Redis away for a moment: try again next interval
+                log.warning("could not renew ingest lock %s: %s", self._lock.name, exc)
+
+    def __enter__(self) -> _LockKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_locked_ingest(
+    settings: Settings,
+    manual: str,
+    trigger: RunTrigger,
+    source: str | None = None,
+    limit: int | None = None,
+    sections: set[str] | None = None,
+) -> IngestRun:
+    """Run the incremental ingest of one manual under its Redis lock and record the run.
+
+    Refused (recorded, returned) when another run holds the lock; a failing ingest is recorded
+    as failed and its exception re-raised.
+    """
+    source = source or settings.ingest.source
+    run_id = uuid.uuid4().hex
+    holder = f"{run_id} {socket.gethostname()}"
+    started_at, started = datetime.now(UTC), time.perf_counter()
+    client = redis.Redis.from_url(settings.redis_url)
+    lock = client.lock(lock_key(settings, manual), timeout=settings.ingest.lock_ttl_s, thread_local=False)
+
+    def finish(status: str, message: str = "", **fields: object) -> IngestRun:
+        run = IngestRun(
+            run_id=run_id, manual=manual, source=source, trigger=trigger, status=status, message=message,
+            started_at=started_at, finished_at=datetime.now(UTC), seconds=round(time.perf_counter() - started, 3),
+            **fields,
+        )  # fmt: skip
+        record_run(settings.data_dir, run)
+        log.info("ingest run %s of %s: %s %s", run_id, manual, status, message)
+        return run
+
+    if not lock.acquire(blocking=False, token=holder):
+        other = client.get(lock.name)
+        busy = other.decode() if other else "another run"
+        return finish("refused", f"an ingest of {manual} is already in progress (run {busy}); not started twice")
+    try:
+        from ingest_worker.ingest import run_ingest, serving_page_dates  # noqa: PLC0415 (heavy: embedder, stores)
+
+        with _LockKeeper(lock, settings.ingest.lock_ttl_s):
+            before = serving_page_dates(settings, manual)
+            summary = run_ingest(settings, source, manual, limit=limit, sections=sections)
+            after = serving_page_dates(settings, manual)
+    except Exception as exc:
+        finish("failed", f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        try:
+            lock.release()
+        except redis.exceptions.LockError:
+            log.error("ingest lock %s had expired before run %s ended", lock.name, run_id)
+    return finish(
+        "ok",
+        pages=summary.pages,
+        chunks=summary.chunks,
+        reembedded=summary.reembedded,
+        generation=summary.generation,
+        changed_pages=summary.changed_pages,
+        removed_pages=summary.removed_pages,
+        dates_moved=dates_moved(before, after),
+    )
+
+
+@celery_app.task(name=TASK_NAME, queue=INGEST_QUEUE, acks_late=False)
+def scheduled_ingest(manual: str | None = None, trigger: RunTrigger = "schedule") -> dict:
+    """The beat entry's task. acks_late off: an ingest runs for minutes, longer than the
+    broker's visibility timeout, and must not be handed to a second worker meanwhile."""
+    settings = get_settings()
+    return run_locked_ingest(settings, manual or settings.manual, trigger).model_dump(mode="json")
+
+
+def serve_schedule(settings: Settings) -> int:
+    """`taxnav ingest --schedule`: an ingest worker with beat embedded, in the foreground.
+    One such process per deployment (compose runs beat and the worker as two services)."""
+    argv = [
+        "worker",
+        "--beat",
+        "--schedule",
+        str(Path(settings.data_dir) / BEAT_SCHEDULE_FILE),
+        "-Q",
+        INGEST_QUEUE,
+        "-n",
+        "ingest@%h",
+        "--concurrency",
+        "2",  # a run started during another is refused at once instead of waiting its turn
+        "--loglevel",
+        "INFO",
+    ]
+    Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
+    celery_app.worker_main(argv)
+    return 0
+
+
+# Beat reads this when it starts (the settings of its environment).
+celery_app.conf.beat_schedule = beat_schedule(get_settings())

@@ -1,0 +1,107 @@
+"""Run a question that has passed the scope guard: in process (embedded) or as a Celery
+chain, one task per queue (distributed). Either way the stages report to a question store
+(services/results.py), which is what the gateway, ``taxnav ask`` and the benchmark wait on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from functools import lru_cache
+
+from celery import Celery, chain
+
+from services.errors import as_info
+from services.pipeline import STAGES, Stage, finish, new_state, run_stage
+from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
+from shared.celery_app import make_celery_app
+from shared.config import Settings
+from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.pipeline import PipelineState
+
+
+def stage_queues() -> list[str]:
+    """Queues in pipeline order (a queue may hold several consecutive stages)."""
+    return list(dict.fromkeys(stage.queue for stage in STAGES))
+
+
+def task_name(queue: str) -> str:
+    return f"taxnav.stage.{queue}"
+
+
+def run_stages(
+    stages: list[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
+) -> PipelineState:
+    for stage in stages:
+        done = len(state.trace)
+        state = run_stage(stage, state, settings)
+        if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
+            on_trace(state.trace[-1])
+    return state
+
+
+def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore) -> None:
+    store.add(state.query.id, QuestionEvent(kind="result", result=finish(state, settings)))
+
+
+def run_embedded(state: PipelineState, settings: Settings, store: QuestionStore) -> None:
+    """All stages in this process; any failure is recorded as the question's typed error."""
+    qid = state.query.id
+    try:
+        state = run_stages(list(STAGES), state, settings, lambda trace: store.add(qid, stage_event(trace)))
+        finish_to_store(state, settings, store)
+    except Exception as exc:  # noqa: BLE001  (recorded for the waiting client, never lost)
+        store.add(qid, QuestionEvent(kind="error", error=as_info(exc)))
+
+
+@lru_cache(maxsize=8)
+def _executor(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="question")
+
+
+@lru_cache(maxsize=8)
+def _celery(settings_json: str) -> Celery:
+    return make_celery_app(Settings.model_validate_json(settings_json))
+
+
+def celery_for(settings: Settings) -> Celery:
+    """A producer app for these settings (the module-level app reads the environment)."""
+    return _celery(settings.model_dump_json())
+
+
+def send_chain(state: PipelineState, settings: Settings, deadline: float) -> None:
+    app = celery_for(settings)
+    # Expired messages are dropped by workers: nobody waits for them any more.
+    expires = datetime.fromtimestamp(deadline, tz=timezone.utc)
+    signatures = [app.signature(task_name(queue), queue=queue, expires=expires, immutable=False) for queue in stage_queues()]
+    signatures[0].args = (state.model_dump(mode="json"),)
+    chain(*signatures).apply_async()
+
+
+def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> str:
+    """Start a question (the scope guard has run: ``state`` may already be refused).
+
+    Returns its id at once; progress and the outcome arrive in ``store``."""
+    qid = state.query.id
+    deadline = time.time() + settings.gateway.wait_timeout_s
+    store.start(qid, deadline)
+    if state.refusal is not None:
+        finish_to_store(state, settings, store)  # no retrieval or model cost
+    elif settings.mode == "distributed":
+        send_chain(state, settings, deadline)
+    else:
+        _executor(settings.gateway.embedded_threads).submit(run_embedded, state, settings, store)
+    return qid
+
+
+def answer(request: QuestionRequest, settings: Settings, store: QuestionStore, on_event: OnEvent | None = None) -> QuestionResult:
+    """Scope guard here, stages per ``settings.mode``; raises a PipelineError on failure or timeout."""
+    qid = submit(new_state(request, settings), settings, store)
+    return wait_result(store, qid, on_event)
+
+
+def answer_distributed(request: QuestionRequest, settings: Settings, on_event: OnEvent | None = None) -> QuestionResult:
+    """The distributed counterpart of ``pipeline.answer_question``: same request, same result."""
+    return answer(request, settings.model_copy(update={"mode": "distributed"}), RedisStore(settings), on_event)

@@ -1,0 +1,50 @@
+"""Typed failures of a question's run (as opposed to refusals, which are answers).
+
+Each carries a machine-readable ``kind`` and the HTTP status the gateway answers with, so a
+worker can record one in the question store and the gateway can raise it again.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+
+class ErrorInfo(BaseModel):
+    type: str
+    message: str
+
+
+class PipelineError(Exception):
+    kind: ClassVar[str] = "pipeline_failed"
+    http_status: ClassVar[int] = 502
+
+    def info(self) -> ErrorInfo:
+        return ErrorInfo(type=self.kind, message=str(self))
+
+
+class PipelineTimeout(PipelineError):
+    kind = "timeout"
+    http_status = 504
+
+
+class ProviderError(PipelineError):
+    """A model provider failed or kept replying malformed output after its retries."""
+
+    kind = "provider_error"
+    http_status = 502
+
+
+_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, ProviderError)}
+
+
+def as_info(exc: BaseException) -> ErrorInfo:
+    """Any exception from a stage as a typed error (unknown ones become ``pipeline_failed``)."""
+    if isinstance(exc, PipelineError):
+        return exc.info()
+    return ErrorInfo(type=PipelineError.kind, message=f"{type(exc).__name__}: {exc}")
+
+
+def from_info(info: ErrorInfo) -> PipelineError:
+    return _BY_KIND.get(info.type, PipelineError)(info.message)

@@ -1,0 +1,211 @@
+"""The offline provider: deterministic selection, extractive stitching, rule-based verification.
+
+Selection scores each rolled-up page by how much of the question it covers (idf-weighted
+terms over its title, headings and text) and how close its best chunk is to the question's
+embedding. Stitching quotes the sentences (or table rows) that answer: every draft
+sentence is a verbatim span of the paragraph it cites, so the answer is grounded by
+construction; verification still checks every claim (services.stages.verification).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from shared.config import Settings
+from shared.contracts.corpus import Chunk, Paragraph
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
+from shared.index import CorpusIndex
+from services.stages.retrieval import query_vector
+from services.stages.text import CorpusStats, checkable_facts, corpus_stats, query_terms, split_sentences, terms
+from services.stages.verification import verify  # noqa: F401  (the local provider's verify)
+
+# Questions that ask for a figure: a page with a rate table or amounts answers them even
+# when it does not repeat the question's words.
+_RATE_INTENT = re.compile(
+    r"\b(?:how much|how many|what (?:rate|percentage|amount|figure|limit)|rates?|percentage|per (?:mile|week|month|year|day|head|cent)|"
+    r"limit|threshold|maximum|minimum|cap|figure|amount|worth|tax[- ]free up to|up to)\b",
+    re.I,
+)
+
+# ---- selection ------------------------------------------------------------------------
+
+MAX_PAGES = 6  # recall-greedy: pages kept at most
+STRICT_PAGES = 2
+MIN_RELEVANCE = 0.30  # below this no page is about the question
+KEEP_RATIO = 0.72  # recall-greedy keeps pages within this share of the best page
+LINKED_RATIO = 0.55  # a page the kept pages link to needs less
+STRICT_RATIO = 0.92
+VECTOR_WEIGHT = 0.5
+
+
+@dataclass
+class PageScore:
+    bundle: PageBundle
+    coverage: float  # idf-weighted share of the question's terms on the page
+    similarity: float  # best chunk cosine with the question
+    has_figures: bool
+    relevance: float
+
+
+def _weights(question: str, stats: CorpusStats) -> dict[str, float]:
+    return {t: stats.idf(t) for t in query_terms(question) if stats.idf(t) > 0}
+
+
+def coverage(weights: dict[str, float], text_terms: set[str]) -> float:
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in text_terms) / total if total else 0.0
+
+
+def _page_terms(bundle: PageBundle) -> set[str]:
+    heading = bundle.chunks[0].heading_path[-3:] if bundle.chunks else []
+    return set(terms(" ".join(heading) + " " + " ".join(c.text + " " + " ".join(c.heading_path[-2:]) for c in bundle.chunks)))
+
+
+def _figures(chunks: list[Chunk]) -> bool:
+    return any(c.has_table or any(f[-1] in "%p" or f.replace(".", "").isdigit() and len(f) >= 2 for f in checkable_facts(c.text)) for c in chunks)
+
+
+def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[PageScore]:
+    index = CorpusIndex.open(settings, query.manual)
+    weights = _weights(query.question, corpus_stats(index))
+    vector = None
+    if settings.retrieval.use_vectors and rollup.pages:
+        vector = query_vector(index, query.question)
+    out = []
+    for bundle in rollup.pages:
+        cov = coverage(weights, _page_terms(bundle))
+        sim = max((float(np.dot(index.chunk_vector(c.id), vector)) for c in bundle.chunks), default=0.0) if vector is not None else cov
+        rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov
+        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
+    return out
+
+
+def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionResult:
+    scored = score_pages(query, rollup, settings)
+    if not scored:
+        return SelectionResult(pages=[], dropped=[])
+    best = max(s.relevance for s in scored)
+    if best < MIN_RELEVANCE:
+        return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
+    by_rel = sorted(scored, key=lambda s: -s.relevance)
+    if settings.selection.strategy == "strict":
+        kept = [s for s in by_rel if s.relevance >= STRICT_RATIO * best][:STRICT_PAGES]
+    else:
+        rate_question = bool(_RATE_INTENT.search(query.question))
+        kept = [s for s in by_rel if s.relevance >= KEEP_RATIO * best]
+        kept_ids = {s.bundle.section_id for s in kept}
+        index = CorpusIndex.open(settings, query.manual)
+        linked = {x.target_section for sid in kept_ids for x in index.xrefs_from(sid)}
+        for s in by_rel:
+            if s.bundle.section_id in kept_ids:
+                continue
+            floor = LINKED_RATIO if s.bundle.section_id in linked else KEEP_RATIO
+            if rate_question and s.has_figures:
+                floor -= 0.07  # the page holding the figures need not repeat the question's words
+            if s.relevance >= floor * best:
+                kept.append(s)
+                kept_ids.add(s.bundle.section_id)
+        kept = sorted(kept, key=lambda s: -s.relevance)[:MAX_PAGES]
+    kept_ids = {s.bundle.section_id for s in kept}
+    return SelectionResult(
+        pages=[s.bundle for s in kept],
+        dropped=[s.bundle.section_id for s in scored if s.bundle.section_id not in kept_ids],
+    )
+
+
+# ---- stitching ------------------------------------------------------------------------
+
+MAX_SENTENCES = 8
+PER_PAGE = 3
+MIN_UNIT_SCORE = 0.25  # share of the question's weight a quoted sentence must carry
+FIGURE_BONUS = 0.15
+
+
+@dataclass
+class Unit:
+    text: str
+    paragraph: Paragraph
+    page_rank: int
+    order: tuple[int, int, int]  # chunk position, paragraph index, unit index
+    score: float
+
+
+def _units(paragraph: Paragraph) -> list[str]:
+    if paragraph.kind == "heading":
+        return []
+    if paragraph.kind == "table":
+        return [row for row in paragraph.text.splitlines() if row.strip()]
+    return [s for s in split_sentences(paragraph.text) if len(s) > 2]
+
+
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _lookup_rows(rows: list[str], numbers: list[float]) -> set[int]:
+    """Rows of a table keyed by a number (or range) in the first cell that a number in the
+    question falls in, or the last key at or below it (tables list bands in ascending order)."""
+    picked: set[int] = set()
+    for value in numbers:
+        best, best_key = None, None
+        for i, row in enumerate(rows):
+            first = row.split("|")[0]
+            nums = [float(n) for n in _NUM.findall(first)]
+            if not nums:
+                continue
+            low, high = nums[0], nums[-1]
+            if low <= value <= high:
+                best = i
+                break
+            if low <= value and (best_key is None or low > best_key):
+                best, best_key = i, low
+        if best is not None:
+            picked.add(best)
+    return picked
+
+
+def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
+    index = CorpusIndex.open(settings, query.manual)
+    weights = _weights(query.question, corpus_stats(index))
+    rate_question = bool(_RATE_INTENT.search(query.question))
+    q_facts = checkable_facts(query.question)
+    q_numbers = [float(n) for n in _NUM.findall(query.question) if 10 <= float(n) < 1900]
+    units: list[Unit] = []
+    for rank, bundle in enumerate(selection.pages):
+        for chunk in bundle.chunks:
+            context = set(terms(" ".join(chunk.heading_path[-2:])))
+            for p_index, paragraph in enumerate(chunk.paragraphs):
+                pieces = _units(paragraph)
+                lookup = _lookup_rows(pieces, q_numbers) if paragraph.kind == "table" and q_numbers else set()
+                for u_index, piece in enumerate(pieces):
+                    own = set(terms(piece))
+                    score = coverage(weights, own) + 0.3 * coverage(weights, context - own)
+                    facts = checkable_facts(piece)
+                    if rate_question and any(f[-1] in "%p" or f.replace(".", "").isdigit() for f in facts):
+                        score += FIGURE_BONUS
+                    if facts & q_facts:
+                        score += FIGURE_BONUS
+                    if u_index in lookup:
+                        score += 2 * FIGURE_BONUS
+                    units.append(Unit(piece, paragraph, rank, (chunk.position, p_index, u_index), score))
+    chosen: list[Unit] = []
+    per_page: dict[int, int] = {}
+    for unit in sorted(units, key=lambda u: (-u.score, u.page_rank, u.order)):
+        if len(chosen) >= MAX_SENTENCES:
+            break
+        if unit.score < MIN_UNIT_SCORE or per_page.get(unit.page_rank, 0) >= PER_PAGE:
+            continue
+        if any(unit.text == c.text for c in chosen):
+            continue
+        chosen.append(unit)
+        per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+    # A quoted table row needs its header row to be read.
+    for unit in list(chosen):
+        if unit.paragraph.kind == "table" and unit.order[2] > 0:
+            header = unit.paragraph.text.splitlines()[0]
+            if not any(c.paragraph.id == unit.paragraph.id and c.order[2] == 0 for c in chosen):
+                chosen.append(Unit(header, unit.paragraph, unit.page_rank, (*unit.order[:2], 0), unit.score))
+    chosen.sort(key=lambda u: (u.page_rank, u.order))
+    return Draft(sentences=[DraftSentence(text=u.text, citations=[u.paragraph.id]) for u in chosen])

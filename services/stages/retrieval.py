@@ -1,0 +1,80 @@
+"""Hybrid retrieval: BM25 and dense vectors side by side, fused by reciprocal rank fusion.
+
+score(chunk) = sum over the lists it appears in of 1 / (rrf_k + rank), rank from 1. Each
+list is fetched deeper than ``top_k`` so that a chunk ranked modestly by both lists can
+still beat one ranked well by only one.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from shared.config import Settings
+from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
+from shared.index import CorpusIndex
+from services.stages.text import STOPWORDS, words
+
+DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
+MIN_DEPTH = 50
+
+
+_VECTORS: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+_VECTORS_MAX = 256
+
+
+def remember_vector(index: CorpusIndex, question: str, vector: list[float] | np.ndarray) -> np.ndarray:
+    """Keep a question's embedding so later stages in this process need not embed it again."""
+    key = (index.manual, str(index.generation), question)
+    array = np.asarray(vector, dtype=np.float32)
+    _VECTORS[key] = array
+    _VECTORS.move_to_end(key)
+    while len(_VECTORS) > _VECTORS_MAX:
+        _VECTORS.popitem(last=False)
+    return array
+
+
+def query_vector(index: CorpusIndex, question: str) -> np.ndarray:
+    """The question's embedding: remembered (by retrieval, or from the envelope) or computed."""
+    cached = _VECTORS.get((index.manual, str(index.generation), question))
+    return cached if cached is not None else remember_vector(index, question, index.embed_query(question))
+
+
+def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int) -> list[ScoredChunk]:
+    """Reciprocal rank fusion of named ranked lists of chunk ids (best first)."""
+    scores: dict[str, float] = {}
+    seen_in: dict[str, list[str]] = {}
+    for name, ids in ranked_lists.items():
+        for rank, cid in enumerate(dict.fromkeys(ids), start=1):  # a duplicate keeps its best rank
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (rrf_k + rank)
+            seen_in.setdefault(cid, []).append(name)
+    ordered = sorted(scores, key=lambda c: (-scores[c], c))[:top_k]
+    return [
+        ScoredChunk(chunk_id=c, score=scores[c], source="hybrid" if len(seen_in[c]) > 1 else seen_in[c][0])  # type: ignore[arg-type]
+        for c in ordered
+    ]
+
+
+def bm25_text(question: str) -> str:
+    """The question's words without stop words: plain terms for the keyword index."""
+    return " ".join(w for w in words(question) if w not in STOPWORDS) or question
+
+
+def retrieve(query: Query, settings: Settings) -> RetrievalResult:
+    index = CorpusIndex.open(settings, query.manual)
+    cfg = settings.retrieval
+    depth = max(cfg.top_k * DEPTH_FACTOR, MIN_DEPTH)
+    lists: dict[str, list[str]] = {}
+    vector: list[float] = []
+    if cfg.use_bm25:
+        lists["bm25"] = [cid for cid, _ in index.bm25_search(bm25_text(query.question), depth)]
+    if cfg.use_vectors:
+        vector = [float(x) for x in query_vector(index, query.question)]
+        lists["vector"] = [cid for cid, _ in index.vector_search(query.question, depth)]
+    return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k), query_vector=vector)
+
+
+def step(state: PipelineState, settings: Settings) -> PipelineState:
+    state.retrieval = retrieve(state.query, settings)
+    return state

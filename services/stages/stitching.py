@@ -1,0 +1,24 @@
+"""Stitching: the answer as sentences, each with one citation marker (a paragraph id) drawn
+only from the selected pages; then the conflict check over what the answer would say."""
+
+from __future__ import annotations
+
+from shared.config import Settings
+from shared.contracts.pipeline import PipelineState
+from services.providers import get_provider
+from services.stages import refusals
+from services.stages.verification import paragraphs_of
+
+
+def step(state: PipelineState, settings: Settings) -> PipelineState:
+    assert state.selection is not None
+    draft = get_provider(settings).stitch(state.query, state.selection, settings)
+    state.draft = draft
+    if not draft.sentences:
+        state.refusal = refusals.low_coverage(
+            "The selected pages contain no sentence that answers the question.",
+            searched=[p.section_id for p in state.selection.pages],
+        )
+        return state
+    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection))
+    return state

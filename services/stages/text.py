@@ -1,0 +1,271 @@
+"""Small text helpers the stages share: terms, light stemming, sentence units, figures.
+
+Deterministic and dependency-free, so the scope guard, selection, stitching and the
+verifier all see the same words and the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can cannot could did do does doing don't down during
+    each either etc few for from further had has have having he her here hers herself him himself
+    his how i i'd i'll i'm i've if in into is isn't it it's its itself just let's me might more most
+    much must my myself no nor not now of off on once only or other ought our ours ourselves out
+    over own per same shall she should so some such than that that's the their theirs them
+    themselves then there there's these they they'd they're this those through thus to too under
+    until up upon us very was wasn't we we'd we're we've were what what's when where whether which
+    while who whom why will with within without won't would you you'd you're your yours yourself
+    yourselves""".split()
+)
+# Words that make a sentence a question but carry no subject.
+QUESTION_WORDS = frozenset(
+    """anyone anything bit claim claiming currently else get getting give given go going got
+    know like mean need needs ok okay one ones please possible really right said say says someone
+    something still sure tell thing things think want way well whole work""".split()
+)
+NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "neither", "without"})
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens (letters and digits; apostrophes kept inside words)."""
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to meet 'vouchers'/'voucher', 'taxed'/'taxable'/'tax'."""
+    w = word
+    if len(w) <= 3 or w.isdigit():
+        return w
+    for suffix, repl in (
+        ("ational", "ate"),
+        ("ations", "ate"),
+        ("ation", "ate"),
+        ("ments", ""),
+        ("ment", ""),
+        ("ness", ""),
+        ("ables", ""),
+        ("able", ""),
+        ("ibly", ""),
+        ("ings", ""),
+        ("ing", ""),
+        ("ies", "y"),
+        ("ied", "y"),
+        ("sses", "ss"),
+        ("ers", ""),
+        ("er", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("ly", ""),
+        ("s", ""),
+    ):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
+            w = w[: len(w) - len(suffix)] + repl
+            break
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def terms(text: str) -> list[str]:
+    """Content terms: stemmed words without stop words (digits kept: '401', '2014')."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1]
+
+
+def query_terms(text: str) -> list[str]:
+    """Terms of a question, without the words that only make it a question (order kept, unique)."""
+    seen: dict[str, None] = {}
+    for w in words(text):
+        if w in STOPWORDS or w in QUESTION_WORDS or len(w) < 2:
+            continue
+        seen.setdefault(stem(w), None)
+    return list(seen)
+
+
+def has_negation(text: str) -> bool:
+    return any(w in NEGATIONS or w.endswith("n't") for w in words(text))
+
+
+# Sentence boundaries: end punctuation, then space, then something that starts a sentence.
+# Abbreviations common in the manual ('s.', 'para.', 'e.g.', 'No.') are not boundaries.
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|para|paras|s|ss|no|nos|art|reg|sch|v|vs|cf|ch|pt|para|mr|mrs|dr|st)\.$", re.I)
+_BOUNDARY = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9\u00a3(\"'])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph's text into sentences (tables and lists are split by line first)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if not line:
+            continue
+        start = 0
+        for m in _BOUNDARY.finditer(line):
+            piece = line[start : m.start()]
+            if _ABBREV.search(piece) or piece.endswith(";"):
+                continue
+            if piece.strip():
+                out.append(piece.strip())
+            start = m.end()
+        if line[start:].strip():
+            out.append(line[start:].strip())
+    return out
+
+
+# ---- figures: numbers, amounts, percentages, dates, tax years, section references ----
+
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(), 1
+    )
+}
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_FACT = re.compile(
+    r"""
+    (?P<section>\b(?:EIM|BIM|SAM|NIM|ERSM|PIM|CG|SP)\s?\d{3,6}[A-Z]?\b)
+  | (?P<sref>\b(?:sections?|ss?\.?)\s?(?P<snum>\d{1,4}[A-Z]{0,2})\b(?:\s?\((?P<sub>\d{1,2}[a-z]?)\))?)
+  | (?P<date>\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)\s+(?P<year>\d{4})\b)
+  | (?P<ddate>\b(?P<dd>\d{1,2})[./](?P<mm>\d{1,2})[./](?P<yy>\d{2,4})\b)
+  | (?P<taxyear>\b(?P<ty1>(?:19|20)\d{2})\s?[-/\u2013]\s?(?P<ty2>(?:19|20)?\d{2})\b)
+  | (?P<percent>\b(?P<pnum>\d+(?:\.\d+)?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\s?(?:%|per\s?cent\b|percent\b))
+  | (?P<money>(?:\u00a3\s?)(?P<mnum>\d[\d,]*(?:\.\d+)?)(?P<mult>\s?(?:k|m|bn|million|billion)\b)?)
+  | (?P<pence>(?<![\d.,_])(?<![a-oq-z])(?P<pnum2>\d+(?:\.\d+)?)p(?![a-z]))
+  | (?P<fraction>\b\d+/\d+\b)
+  | (?P<number>(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?P<nmult>k\b)?)
+    """,
+    re.I | re.X,
+)
+
+
+def _plain(num: str) -> str:
+    num = num.replace(",", "")
+    if "." in num:
+        num = num.rstrip("0").rstrip(".")
+    return num.lstrip("0") or "0"
+
+
+def _scaled(num: str, mult: str | None) -> str:
+    if not mult:
+        return _plain(num)
+    factor = {"k": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 1_000_000_000, "billion": 1_000_000_000}
+    value = float(num.replace(",", "")) * factor[mult.strip().lower()]
+    return _plain(f"{value:.2f}")
+
+
+def checkable_facts(text: str) -> set[str]:
+    """The figures a claim must share with its cited text, normalised.
+
+    '£5,000' and '5,000' -> '5000'; '£30k' -> '30000'; '45p' -> '45p'; '21%' and
+    '21 per cent' -> '21%'; '6 April 2011' and '6.4.2011' -> '2011-04-06';
+    '2014/15' and '2014-15' -> '2014-15'; 'EIM31240' -> 'EIM31240'; 's401' and
+    'Section 401' -> 's401'. A claim is grounded iff its facts are a subset of its source's.
+    """
+    facts: set[str] = set()
+    text = text.replace("\u00a0", " ").replace("&#xA3;", "\u00a3")
+    for m in _FACT.finditer(text):
+        g = m.groupdict()
+        if g["section"]:
+            facts.add(re.sub(r"\s", "", g["section"]).upper())
+        elif g["sref"]:
+            facts.add("s" + g["snum"].upper())
+        elif g["date"]:
+            facts.add(f"{int(g['year']):04d}-{_MONTHS[g['month'].lower()]:02d}-{int(g['day']):02d}")
+        elif g["ddate"]:
+            yy = int(g["yy"])
+            yy = yy + 2000 if yy < 100 else yy
+            dd, mm = int(g["dd"]), int(g["mm"])
+            if 1 <= mm <= 12 and 1 <= dd <= 31:
+                facts.add(f"{yy:04d}-{mm:02d}-{dd:02d}")
+            else:
+                facts.add(m.group(0))
+        elif g["taxyear"]:
+            y1 = int(g["ty1"])
+            y2 = int(g["ty2"][-2:])
+            if (y1 + 1) % 100 == y2:
+                facts.add(f"{y1}-{y2:02d}")
+            else:  # a range like '2002-2010' or '76-79': keep both ends as numbers
+                facts.add(str(y1))
+                facts.add(_plain(g["ty2"]))
+        elif g["percent"]:
+            num = g["pnum"].lower()
+            num = str(_NUMBER_WORDS[num]) if num in _NUMBER_WORDS else _plain(num)
+            facts.add(num + "%")
+        elif g["money"]:
+            facts.add(_scaled(g["mnum"], g["mult"]))
+        elif g["pence"]:
+            facts.add(_plain(g["pnum2"]) + "p")
+        elif g["fraction"]:
+            facts.add(m.group(0))
+        elif g["number"]:
+            facts.add(_scaled(m.group(0)[:-1] if g["nmult"] else m.group(0), g["nmult"]))
+    return facts
+
+
+_YEAR_IN_TAXYEAR = re.compile(r"\b((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
+_BARE_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
+
+
+def years_named(text: str) -> list[tuple[int, bool]]:
+    """Years a question names: (year, is_tax_year). A tax year '2025-26' gives (2025, True)."""
+    found: list[tuple[int, bool]] = []
+    spans: list[tuple[int, int]] = []
+    for m in _YEAR_IN_TAXYEAR.finditer(text):
+        y1, y2 = int(m.group(1)), int(m.group(2)[-2:])
+        if (y1 + 1) % 100 == y2:
+            found.append((y1, True))
+            spans.append(m.span())
+    for m in _BARE_YEAR.finditer(text):
+        if not any(a <= m.start() < b for a, b in spans):
+            found.append((int(m.group(1)), False))
+    return found
+
+
+# ---- corpus statistics (document frequencies over chunks), cached per index generation ----
+
+
+class CorpusStats:
+    """Chunk document frequencies of stemmed terms, and the manual's raw vocabulary."""
+
+    def __init__(self, chunk_texts: list[str]) -> None:
+        self.n = max(1, len(chunk_texts))
+        self.df: dict[str, int] = {}
+        vocab: set[str] = set()
+        for text in chunk_texts:
+            ws = words(text)
+            vocab.update(ws)
+            for t in {stem(w) for w in ws if w not in STOPWORDS}:
+                self.df[t] = self.df.get(t, 0) + 1
+        self.vocab = frozenset(vocab)
+
+    def idf(self, term: str) -> float:
+        """BM25-style idf; 0 for a term the manual never uses (it can match nothing)."""
+        df = self.df.get(term, 0)
+        if df == 0:
+            return 0.0
+        return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+
+
+_STATS: dict[tuple[str, str], CorpusStats] = {}
+
+
+def corpus_stats(index) -> CorpusStats:  # noqa: ANN001  (a shared.index.CorpusIndex)
+    key = (index.manual, str(index.generation))
+    stats = _STATS.get(key)
+    if stats is None:
+        texts = [" ".join(c.heading_path[-3:]) + "\n" + c.text for c in index.chunks.values()]
+        stats = _STATS[key] = CorpusStats(texts)
+    return stats

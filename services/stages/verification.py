@@ -1,0 +1,146 @@
+"""Claim verification: each drafted sentence against the paragraph(s) it cites.
+
+``check_claim`` is the deterministic judge every provider's output passes through: whatever
+a provider says, a claim is only ``supported`` when every figure in it (numbers, amounts,
+percentages, dates, tax years, section references) is in the cited text and its words are
+there too. Faithfulness = supported / claims; below ``verification.faithfulness_floor`` the
+answer becomes a refusal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from shared.config import Settings
+from shared.contracts.api import Refusal, Sentence, Verdict
+from shared.contracts.corpus import Paragraph
+from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
+from services.stages.text import checkable_facts, has_negation, split_sentences, terms
+
+__all__ = ["checkable_facts", "check_claim", "paragraphs_of", "faithfulness", "verify", "enforce", "step"]
+
+SUPPORTED_COVERAGE = 0.8  # share of the claim's content terms found in the cited text
+PARTIAL_COVERAGE = 0.5
+ALIGNED = 0.6  # a cited sentence this close to the claim is taken to be "the same statement"
+_RANK = {"supported": 0, "partially_supported": 1, "unsupported": 2, "contradicted": 3}
+
+
+def _coverage(claim_terms: list[str], source_terms: set[str]) -> float:
+    if not claim_terms:
+        return 0.0
+    return sum(t in source_terms for t in claim_terms) / len(claim_terms)
+
+
+def fact_kind(fact: str) -> str:
+    """The kind of a normalised figure: date, tax year, percent, pence, reference or number."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", fact):
+        return "date"
+    if re.fullmatch(r"\d{4}-\d{2}", fact):
+        return "tax_year"
+    if fact.endswith("%"):
+        return "percent"
+    if fact.endswith("p") and fact[:-1].replace(".", "").isdigit():
+        return "pence"
+    if not fact[0].isdigit():
+        return "reference"
+    return "number"
+
+
+def _short(facts: Iterable[str]) -> str:
+    return ", ".join(sorted(facts))
+
+
+def check_claim(claim: str, cited: list[Paragraph]) -> tuple[Verdict, str]:
+    """Judge one claim against the text of its cited paragraphs; returns (verdict, reason)."""
+    if not cited:
+        return "unsupported", "cites no paragraph of the selected pages"
+    source = "\n".join(p.text for p in cited)
+    ids = ", ".join(p.id for p in cited)
+    claim_terms = terms(claim)
+    source_terms = set(terms(source))
+    coverage = _coverage(claim_terms, source_terms)
+    claim_facts = checkable_facts(claim)
+    missing = claim_facts - checkable_facts(source)
+
+    # The cited sentence that says most nearly the same thing: where a figure or a "not"
+    # differs from it, the claim contradicts its source rather than merely lacking support.
+    best, best_cov = "", 0.0
+    for sent in split_sentences(source):
+        cov = _coverage(claim_terms, set(terms(sent)))
+        if cov > best_cov:
+            best, best_cov = sent, cov
+
+    if missing:
+        kinds = {fact_kind(f) for f in missing}
+        other = {f for f in checkable_facts(best) - claim_facts if fact_kind(f) in kinds} if best_cov >= ALIGNED else set()
+        if other:
+            return "contradicted", f"says {_short(missing)} where {ids} says {_short(other)}"
+        if coverage >= PARTIAL_COVERAGE:
+            return "partially_supported", f"{_short(missing)} not in {ids}"
+        return "unsupported", f"{_short(missing)} and most of the wording not in {ids}"
+    if best_cov >= ALIGNED and has_negation(claim) != has_negation(best):
+        return "contradicted", f"{ids} states the opposite (negation differs)"
+    if coverage >= SUPPORTED_COVERAGE:
+        return "supported", f"wording and figures ({_short(claim_facts) or 'none'}) found in {ids}"
+    if coverage >= PARTIAL_COVERAGE:
+        return "partially_supported", f"only {coverage:.0%} of the claim's terms are in {ids}"
+    return "unsupported", f"{ids} does not state this ({coverage:.0%} of the claim's terms)"
+
+
+def paragraphs_of(selection: SelectionResult) -> dict[str, Paragraph]:
+    """Every paragraph of the selected pages by id: what a citation may resolve to."""
+    return {p.id: p for page in selection.pages for chunk in page.chunks for p in chunk.paragraphs}
+
+
+def faithfulness(sentences: list[Sentence]) -> float:
+    return sum(s.verdict == "supported" for s in sentences) / len(sentences) if sentences else 0.0
+
+
+def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Settings) -> list[Sentence]:
+    """The deterministic verifier (the local provider's ``verify``)."""
+    del query, settings  # the judgement depends only on the claim and its cited text
+    allowed = paragraphs_of(selection)
+    out: list[Sentence] = []
+    for s in draft.sentences:
+        unresolved = [c for c in s.citations if c not in allowed]
+        if unresolved or not s.citations:
+            reason = f"cites {', '.join(unresolved)}, not a paragraph of the selected pages" if unresolved else "no citation"
+            out.append(Sentence(text=s.text, citations=s.citations, verdict="unsupported", reason=reason))
+            continue
+        verdict, reason = check_claim(s.text, [allowed[c] for c in s.citations])
+        out.append(Sentence(text=s.text, citations=s.citations, verdict=verdict, reason=reason))
+    return out
+
+
+def enforce(given: list[Sentence], checked: list[Sentence]) -> list[Sentence]:
+    """Hold a provider's verdicts to the deterministic check: never better than check_claim."""
+    return [c if _RANK[c.verdict] > _RANK[g.verdict] else g for g, c in zip(given, checked, strict=True)]
+
+
+def step(state: PipelineState, settings: Settings) -> PipelineState:
+    from services.providers import get_provider  # noqa: PLC0415  (providers import the stages)
+
+    assert state.draft is not None and state.selection is not None
+    provider = get_provider(settings)
+    checked = verify(state.query, state.draft, state.selection, settings)
+    given = checked if provider.verify is verify else provider.verify(state.query, state.draft, state.selection, settings)
+    # A provider that drops or adds claims is not trusted for any of them.
+    sentences = enforce(given, checked) if len(given) == len(checked) else checked
+    score = faithfulness(sentences)
+    state.verification = VerificationResult(sentences=sentences, faithfulness=score)
+    if score < settings.verification.faithfulness_floor:
+        counts: dict[str, int] = {}
+        for s in sentences:
+            counts[s.verdict] = counts.get(s.verdict, 0) + 1
+        state.refusal = Refusal(
+            category="low_coverage",
+            message="The manual's text does not support enough of the drafted answer to give it.",
+            evidence={
+                "faithfulness": round(score, 3),
+                "floor": settings.verification.faithfulness_floor,
+                "verdicts": counts,
+                "claims": [s.model_dump() for s in sentences],
+            },
+        )
+    return state

@@ -1,0 +1,57 @@
+"""Celery tasks: one per queue, each running that queue's stages (services/pipeline.py STAGES)
+on the PipelineState JSON and returning it, so the gateway chains them in pipeline order.
+
+Workers: ``celery -A shared.celery_app worker -Q retrieval`` (and graph, selection,
+stitching, verification). Each task reports its stages to the question store; the last
+queue's task also builds the result. Tasks acknowledge late and are pure functions of their
+input, so a task whose worker was killed is simply run again by another worker.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from celery import Task
+
+from services.dispatch import finish_to_store, run_stages, stage_queues, task_name
+from services.errors import as_info
+from services.pipeline import STAGES
+from services.results import QuestionEvent, RedisStore, stage_event
+from shared.celery_app import STAGE_QUEUES, celery_app
+from shared.config import get_settings
+from shared.contracts.pipeline import PipelineState
+
+
+@lru_cache(maxsize=1)
+def _store() -> RedisStore:
+    return RedisStore(get_settings())
+
+
+def run_queue(queue: str, state_json: dict) -> dict:
+    settings = get_settings()
+    store = _store()
+    state = PipelineState.model_validate(state_json)
+    qid = state.query.id
+    try:
+        stages = [stage for stage in STAGES if stage.queue == queue]
+        state = run_stages(stages, state, settings, lambda trace: store.add(qid, stage_event(trace)))
+        if queue == stage_queues()[-1]:
+            finish_to_store(state, settings, store)
+    except Exception as exc:
+        # The chain stops here: record the typed error so the client does not wait it out.
+        store.add(qid, QuestionEvent(kind="error", error=as_info(exc)))
+        raise
+    return state.model_dump(mode="json")
+
+
+def _make_task(queue: str) -> Task:
+    def stage_task(state_json: dict) -> dict:
+        return run_queue(queue, state_json)
+
+    stage_task.__name__ = stage_task.__qualname__ = queue
+    return celery_app.task(
+        stage_task, name=task_name(queue), queue=queue, acks_late=True, reject_on_worker_lost=True, ignore_result=True
+    )
+
+
+STAGE_TASKS: dict[str, Task] = {queue: _make_task(queue) for queue in STAGE_QUEUES}

@@ -1,0 +1,65 @@
+"""Start real Celery worker processes, one per stage queue (the benchmark and the
+distributed tests use this; production runs them as separate services, see deploy/)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.celery_app import STAGE_QUEUES
+
+
+def worker_command(queue: str, name: str) -> list[str]:
+    # solo pool: one task at a time per process, no fork; scale by running more processes.
+    return [
+        sys.executable, "-m", "celery", "-A", os.environ.get("TAXNAV_SCRATCH_APP", "shared.celery_app"), "worker", "-Q", queue, "-n", f"{name}@%h",
+        "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "warning",
+    ]  # fmt: skip
+
+
+@dataclass
+class WorkerPool:
+    """Worker processes sharing one environment (TAXNAV_* settings, key prefix included)."""
+
+    env: dict[str, str]
+    log_dir: Path | None = None
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def start(self, queue: str, name: str | None = None) -> str:
+        name = name or f"{queue}-{uuid.uuid4().hex[:6]}"
+        log = open(self.log_dir / f"{name}.log", "wb") if self.log_dir else subprocess.DEVNULL  # noqa: SIM115
+        self.processes[name] = subprocess.Popen(
+            worker_command(queue, name), env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT
+        )
+        return name
+
+    def start_all(self, queues: tuple[str, ...] = STAGE_QUEUES) -> list[str]:
+        return [self.start(queue) for queue in queues]
+
+    def kill(self, name: str) -> None:
+        """SIGKILL: no warm shutdown, the task it holds stays unacknowledged."""
+        process = self.processes.pop(name)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            process.terminate()
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes.clear()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,110 @@
+"""The serving generation of one manual's collection, as the question pipeline reads it.
+
+    index = CorpusIndex.open(settings)             # settings.manual's collection
+    index.bm25_search("mileage rates", 12)         # [(chunk_id, score), ...]
+    index.vector_search("mileage rates", 12)
+    index.page_chunks("EIM31240"); index.xrefs_from("EIM31240"); index.paragraph("EIM31240#c2.p0")
+
+``open`` is cached per (data dir, manual, mode) and re-opens by itself once an ingest has
+swapped a new generation in, so long-running processes always serve the newest whole one.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+
+from ingest_worker.ingest import load_generation, load_graph, serving_path
+from shared.config import Settings
+from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
+from shared.embeddings import base_embedder
+from shared.stores import bm25_store, vector_store
+
+
+class CollectionNotFound(LookupError):
+    """No ingested collection for this manual in the data dir (run ``taxnav ingest``)."""
+
+
+class IndexMismatch(RuntimeError):
+    """The configured embedder is not the one the collection was built with."""
+
+
+class CorpusIndex:
+    _cache: dict[tuple[str, str, str], CorpusIndex] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, settings: Settings, manual: str, path: Path):
+        loaded = load_generation(path)
+        self.settings = settings
+        self.manual = manual
+        self.path = path
+        self.generation: str = loaded.manifest.generation
+        self.title: str = loaded.manifest.title
+        self.embed_model: str = loaded.manifest.embed_model
+        self.pages: dict[str, Page] = loaded.pages
+        self.chunks: dict[str, Chunk] = loaded.chunks
+        self._xrefs: dict[str, list[CrossRef]] = {}
+        for ref in loaded.xrefs:
+            self._xrefs.setdefault(ref.source_section, []).append(ref)
+        self.graph: nx.DiGraph = load_graph(path)
+        self._bm25 = bm25_store(settings, manual, path, self.generation)
+        self._vectors = vector_store(settings, manual, path, self.generation)
+
+    @classmethod
+    def open(cls, settings: Settings, manual: str | None = None) -> CorpusIndex:
+        manual = manual or settings.manual
+        path = serving_path(settings, manual)
+        if path is None:
+            raise CollectionNotFound(f"no ingested collection for {manual} in {settings.data_dir} (run `taxnav ingest`)")
+        key = (str(Path(settings.data_dir).resolve()), manual, settings.mode)
+        with cls._lock:
+            cached = cls._cache.get(key)
+            if cached is None or cached.path != path:
+                cached = cls(settings, manual, path)
+                cls._cache[key] = cached
+            return cached
+
+    # --- search -------------------------------------------------------------------------------
+    def bm25_search(self, query: str, k: int) -> list[tuple[str, float]]:
+        return self._bm25.search(query, k)
+
+    def embed_query(self, text: str) -> list[float]:
+        embedder = base_embedder(self.settings)
+        if embedder.model_name != self.embed_model:
+            raise IndexMismatch(f"collection {self.manual} was embedded with {self.embed_model}, not {embedder.model_name}; re-ingest")
+        return embedder.embed([text])[0].tolist()
+
+    def vector_search(self, query_text: str, k: int) -> list[tuple[str, float]]:
+        return self._vectors.search(self.embed_query(query_text), k)
+
+    def chunk_vector(self, chunk_id: str) -> np.ndarray:
+        vector = self._vectors.vector(chunk_id)
+        if vector is None:
+            raise KeyError(chunk_id)
+        return vector
+
+    # --- structure ----------------------------------------------------------------------------
+    def xrefs_from(self, section_id: str) -> list[CrossRef]:
+        return list(self._xrefs.get(section_id, []))
+
+    def siblings(self, chunk_id: str) -> list[str]:
+        """Other chunks of the same page, in page order."""
+        if chunk_id not in self.graph:
+            return []
+        found = {n for n, data in self.graph[chunk_id].items() if data.get("kind") == "sibling"}
+        return [c for c in self.pages[section_of(chunk_id)].chunk_ids if c in found] if found else []
+
+    def page_chunks(self, section_id: str) -> list[Chunk]:
+        page = self.pages.get(section_id)
+        return [self.chunks[c] for c in page.chunk_ids] if page else []
+
+    def paragraph(self, paragraph_id: str) -> Paragraph:
+        chunk = self.chunks.get(chunk_of(paragraph_id))
+        if chunk is not None:
+            for paragraph in chunk.paragraphs:
+                if paragraph.id == paragraph_id:
+                    return paragraph
+        raise KeyError(paragraph_id)

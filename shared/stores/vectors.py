@@ -1,0 +1,178 @@
+"""Dense vectors over chunks, behind one interface, served by qdrant-client either way.
+
+- distributed: a Qdrant server (``QdrantClient(url=...)``), one collection per ingest
+  generation, ``<prefix>-<manual>-<generation>``, behind the alias ``<prefix>-<manual>``.
+- embedded: the generation directory holds ``vectors.npy`` + ``vector_ids.json``; on open
+  they are loaded into ``QdrantClient(":memory:")`` (qdrant-client local mode). Local mode's
+  on-disk ``path=`` store commits per point (minutes for a manual), this takes under a second.
+
+Both run the same collection, upload and query code below.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+COLLECTION_PREFIX = "taxnav"
+UPLOAD_BATCH = 256
+VECTORS_FILE = "vectors.npy"
+IDS_FILE = "vector_ids.json"
+
+
+class VectorStoreError(RuntimeError):
+    pass
+
+
+class VectorStore(ABC):
+    @abstractmethod
+    def build(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Store a new generation's vectors (row i belongs to chunk ``ids[i]``)."""
+
+    @abstractmethod
+    def search(self, vector: Sequence[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` (chunk id, cosine similarity), best first."""
+
+    @abstractmethod
+    def vector(self, chunk_id: str) -> np.ndarray | None:
+        """The stored vector of one chunk (None if unknown)."""
+
+    def publish(self) -> None:
+        """Make this generation the one searches read (no-op where the generation dir does it)."""
+
+
+def collection_name(manual: str, generation: str) -> str:
+    return f"{COLLECTION_PREFIX}-{manual}-{generation}".lower()
+
+
+def alias_name(manual: str) -> str:
+    return f"{COLLECTION_PREFIX}-{manual}".lower()
+
+
+def point_id(chunk_id: str) -> str:
+    """Qdrant ids are integers or UUIDs: a UUID derived from the chunk id, stable across runs."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"taxnav:{chunk_id}"))
+
+
+class QdrantVectorStore(VectorStore):
+    """A generation's collection (``generation`` given) or the serving alias (None)."""
+
+    def __init__(self, client: Any, manual: str, generation: str | None = None):
+        self.client = client
+        self.manual = manual
+        self.alias = alias_name(manual)
+        self.collection = collection_name(manual, generation) if generation else self.alias
+
+    @classmethod
+    def connect(cls, url: str, manual: str, generation: str | None = None, timeout_s: float = 10.0) -> QdrantVectorStore:
+        from qdrant_client import QdrantClient
+
+        return cls(QdrantClient(url=url, timeout=int(max(1, timeout_s)), check_compatibility=False), manual, generation)
+
+    def build(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        from qdrant_client import models
+
+        if self.collection == self.alias:
+            raise VectorStoreError("build() needs a generation (a collection of its own), not the alias")
+        if len(ids) != len(vectors):
+            raise VectorStoreError(f"{len(ids)} ids for {len(vectors)} vectors")
+        if self.client.collection_exists(self.collection):
+            self.client.delete_collection(self.collection)
+        dims = int(vectors.shape[1]) if len(vectors) else 1
+        self.client.create_collection(
+            self.collection, vectors_config=models.VectorParams(size=dims, distance=models.Distance.COSINE)
+        )
+        for start in range(0, len(ids), UPLOAD_BATCH):
+            points = [
+                models.PointStruct(
+                    id=point_id(cid), vector=vectors[start + i].tolist(), payload={"chunk_id": cid}
+                )
+                for i, cid in enumerate(ids[start : start + UPLOAD_BATCH])
+            ]
+            self.client.upsert(self.collection, points=points, wait=True)
+
+    def search(self, vector: Sequence[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
+        if k <= 0:
+            return []
+        response = self.client.query_points(
+            self.collection, query=np.asarray(vector, dtype=np.float32).tolist(), limit=k, with_payload=["chunk_id"]
+        )
+        return [(point.payload["chunk_id"], float(point.score)) for point in response.points]
+
+    def vector(self, chunk_id: str) -> np.ndarray | None:
+        found = self.client.retrieve(self.collection, ids=[point_id(chunk_id)], with_vectors=True, with_payload=False)
+        if not found or found[0].vector is None:
+            return None
+        return np.asarray(found[0].vector, dtype=np.float32)
+
+    def publish(self) -> None:
+        """Swap the alias onto this generation in one call. The collection it pointed at stays
+        (readers that opened that generation finish on it); older generations are dropped."""
+        from qdrant_client import models
+
+        previous = [a.collection_name for a in self.client.get_aliases().aliases if a.alias_name == self.alias]
+        operations: list[Any] = []
+        if previous:
+            operations.append(models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=self.alias)))
+        operations.append(
+            models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=self.collection, alias_name=self.alias))
+        )
+        self.client.update_collection_aliases(change_aliases_operations=operations)
+        for collection in self.client.get_collections().collections:
+            name = collection.name
+            if name.startswith(f"{self.alias}-") and name != self.collection and name not in previous:
+                self.client.delete_collection(name)
+
+
+class EmbeddedVectorStore(QdrantVectorStore):
+    """Vectors persisted as numpy files in a generation directory, served from local mode."""
+
+    def __init__(self, directory: str | Path, manual: str, generation: str):
+        super().__init__(None, manual, generation)
+        self.directory = Path(directory)
+        self._ids: list[str] | None = None
+        self._matrix: np.ndarray | None = None
+        self._row: dict[str, int] = {}
+
+    def build(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        if len(ids) != len(vectors):
+            raise VectorStoreError(f"{len(ids)} ids for {len(vectors)} vectors")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        np.save(self.directory / VECTORS_FILE, np.asarray(vectors, dtype=np.float32))
+        (self.directory / IDS_FILE).write_text(json.dumps(list(ids)), encoding="utf-8")
+        self._ids, self._matrix, self.client = None, None, None
+
+    def _load(self) -> None:
+        if self.client is not None:
+            return
+        from qdrant_client import QdrantClient
+
+        try:
+            ids = json.loads((self.directory / IDS_FILE).read_text(encoding="utf-8"))
+            matrix = np.load(self.directory / VECTORS_FILE)
+        except FileNotFoundError as exc:
+            raise VectorStoreError(f"no vectors in {self.directory}") from exc
+        self._ids, self._matrix = ids, matrix
+        self._row = {cid: i for i, cid in enumerate(ids)}
+        self.client = QdrantClient(":memory:")
+        super().build(ids, matrix)
+
+    def search(self, vector: Sequence[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
+        self._load()
+        if not self._ids:
+            return []
+        return super().search(vector, k)
+
+    def vector(self, chunk_id: str) -> np.ndarray | None:
+        self._load()
+        row = self._row.get(chunk_id)
+        return None if row is None or self._matrix is None else self._matrix[row]
+
+    def publish(self) -> None:
+        pass  # the generation directory's symlink swap publishes it

@@ -1,0 +1,41 @@
+"""`taxnav bench ingest|query`: benchmarks that print their figures and write them as JSON.
+
+Each subcommand's module is imported only when it runs (the query benchmark pulls in the
+question pipeline, the ingest one the embedder)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from taxnav.cli import common_options
+
+    bench = subparsers.add_parser("bench", help="run a benchmark (figures printed and written as JSON)")
+    kinds = bench.add_subparsers(dest="bench_command", required=True)
+
+    ingest = kinds.add_parser(
+        "ingest",
+        parents=[common_options()],
+        help="full EIM ingest from a local replay server, then an unchanged and a 10-changed-pages re-ingest",
+    )
+    ingest.add_argument("--source", default="../shared/corpus", help="corpus directory to replay (default ../shared/corpus)")
+    ingest.add_argument("--manual", default="employment-income-manual")
+    ingest.add_argument("--out", default="reports/bench-ingest.json", help="where to write the JSON figures")
+    ingest.add_argument("--changed", type=int, default=10, help="pages to change for the incremental run")
+    ingest.add_argument("--keep", action="store_true", help="keep the temporary data dir (its path is printed)")
+    ingest.set_defaults(func=_lazy("taxnav.bench.ingest"))
+
+    query = kinds.add_parser("query", parents=[common_options()], help="question latency and throughput")
+    query.add_argument("--out", default="reports/bench-query.json", help="where to write the JSON figures")
+    query.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
+    query.add_argument("--clients", type=int, default=4, help="concurrent clients")
+    query.set_defaults(func=_lazy("taxnav.bench.query"))
+
+
+def _lazy(module: str):  # noqa: ANN202
+    def run(args: argparse.Namespace) -> int:
+        return int(importlib.import_module(module).run(args) or 0)
+
+    return run

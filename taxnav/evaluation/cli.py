@@ -1,0 +1,64 @@
+"""`taxnav eval`: run an eval file through the pipeline and write report.json, report.md and a chart."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from taxnav.evaluation.harness import VARIANTS, VariantError
+from taxnav.evaluation.scoring import QuestionsFileError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_QUESTIONS = REPO_ROOT.parent / "shared" / "eval" / "questions.jsonl"  # ../shared/eval
+DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "corpus"  # ../shared/corpus
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from taxnav.cli import common_options  # noqa: PLC0415  (taxnav.cli imports this module)
+
+    parser = subparsers.add_parser(
+        "eval",
+        parents=[common_options()],
+        help="score the pipeline on an eval file (variants + Haystack peer)",
+        description=__doc__,
+    )
+    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="eval JSONL file")
+    parser.add_argument("--out", type=Path, required=True, help="directory for report.json, report.md, the chart")
+    parser.add_argument(
+        "--source",
+        default=str(DEFAULT_SOURCE),
+        help="where to ingest from when the data dir has no collection of the manual (corpus dir or URL)",
+    )
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        choices=list(VARIANTS),
+        default=None,
+        help="settings variants to run (default: all; 'full' always runs, it is the headline)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ingest_worker.ingest import IngestError  # noqa: PLC0415
+    from shared.config import get_settings  # noqa: PLC0415
+    from taxnav.evaluation.harness import run_eval  # noqa: PLC0415
+    from taxnav.evaluation.report import write_report  # noqa: PLC0415
+    from taxnav.evaluation.scoring import load_questions  # noqa: PLC0415
+
+    try:
+        questions = load_questions(args.questions)
+        run_result = run_eval(questions, get_settings(), args.variants, source=args.source)
+    except (QuestionsFileError, VariantError, FileNotFoundError, IngestError) as exc:
+        print(f"taxnav eval: {exc}", file=sys.stderr)
+        return 2
+    report = write_report(run_result, args.out, questions_file=args.questions.name)
+    print(
+        f"{report['n_questions']} questions; verdict accuracy {report['verdict_accuracy']:.1%}, "
+        f"refusal precision {report['refusal_precision']:.1%}, citation gold recall {report['citation_gold_recall']:.1%}, "
+        f"key facts {report['key_fact_coverage']:.1%}, groundedness {report['groundedness']:.1%}, "
+        f"recall@12 ours {report['peer']['ours_recall_at_12']:.1%} vs peer {report['peer']['recall_at_12']:.1%}; "
+        f"{len(report['failures'])} failing; report in {args.out}"
+    )
+    return 0

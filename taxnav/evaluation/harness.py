@@ -1,0 +1,183 @@
+"""Ask every eval question through the API's code path (services.pipeline.answer_question),
+once per named settings variant, and score the results; then run the Haystack peer over the
+same index in the same process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from shared.config import Settings
+from shared.contracts.api import QuestionRequest, QuestionResult
+from shared.contracts.pipeline import PipelineState, Query
+from taxnav.evaluation.peer import PeerResult, run_peer
+from taxnav.evaluation.scoring import (
+    EvalQuestion,
+    FactsFn,
+    QuestionOutcome,
+    VariantMetrics,
+    aggregate,
+    score_result,
+)
+
+HEADLINE_VARIANT = "full"
+RETRIEVAL_STAGE = "retrieval"
+# Stages whose trace holds candidates (chunks or pages) before the answer is written; gold
+# recall is measured after each of these and among the final citations.
+RECALL_STAGES = ("retrieval", "expansion", "rollup", "selection")
+
+# Named ablations: dotted Settings paths -> value. "hybrid" is the full pipeline's retrieval,
+# listed so the retrieval comparison reads bm25_only / vectors_only / hybrid.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "full": {},
+    "first_approach": {"rollup.whole_page": False, "selection.strategy": "strict", "expansion.enabled": False},
+    "bm25_only": {"retrieval.use_bm25": True, "retrieval.use_vectors": False},
+    "vectors_only": {"retrieval.use_bm25": False, "retrieval.use_vectors": True},
+    "hybrid": {"retrieval.use_bm25": True, "retrieval.use_vectors": True},
+    "no_graph": {"expansion.enabled": False},
+}
+# What each ablation is compared against in the report.
+COMPARISONS: tuple[tuple[str, ...], ...] = (
+    ("first_approach", "full"),
+    ("bm25_only", "vectors_only", "hybrid"),
+    ("no_graph", "full"),
+)
+
+
+class VariantError(ValueError):
+    """An unknown variant name or a settings override that does not fit Settings."""
+
+
+def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
+    """A copy of ``settings`` with ``{"section.field": value}`` applied, each value validated."""
+    sections: dict[str, dict[str, Any]] = {}
+    for path, value in overrides.items():
+        section, _, field = path.partition(".")
+        sub = getattr(settings, section, None)
+        if not field or not isinstance(sub, BaseModel) or field not in type(sub).model_fields:
+            raise VariantError(f"unknown settings field {path!r}")
+        sections.setdefault(section, {})[field] = value
+    updates = {}
+    for section, fields in sections.items():
+        sub = getattr(settings, section)
+        try:
+            updates[section] = type(sub).model_validate({**sub.model_dump(), **fields})
+        except ValueError as exc:
+            raise VariantError(f"bad override for {section}: {exc}") from exc
+    return settings.model_copy(update=updates)
+
+
+def resolve_variants(names: Sequence[str] | None) -> list[str]:
+    """Requested variant names in table order, the headline variant always first."""
+    requested = list(VARIANTS) if not names else list(names)
+    unknown = [n for n in requested if n not in VARIANTS]
+    if unknown:
+        raise VariantError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    return [HEADLINE_VARIANT, *[n for n in VARIANTS if n in requested and n != HEADLINE_VARIANT]]
+
+
+class VariantRun(BaseModel):
+    name: str
+    overrides: dict[str, Any]
+    same_as: str | None = None  # an earlier variant with identical settings whose answers are reused
+    outcomes: list[QuestionOutcome]
+    metrics: VariantMetrics
+
+
+class EvalRun(BaseModel):
+    manual: str
+    generation: str
+    questions: list[EvalQuestion]
+    stages: list[str]
+    variants: list[VariantRun]
+    peer: PeerResult
+    ingested: dict[str, Any] | None = None  # the ingest summary when the run had to ingest
+    ours_top_k: int = Field(12)
+
+
+Asker = Callable[[QuestionRequest, Settings], QuestionResult]
+
+
+def ask_all(
+    questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn, ask: Asker
+) -> list[QuestionOutcome]:
+    outcomes = []
+    for question in questions:
+        started = time.perf_counter()
+        result = ask(QuestionRequest(question=question.question, manual=settings.manual), settings)
+        latency_ms = (time.perf_counter() - started) * 1000
+        outcomes.append(score_result(question, result, latency_ms, facts, RETRIEVAL_STAGE))
+    return outcomes
+
+
+def has_collection(settings: Settings) -> bool:
+    from ingest_worker.ingest import serving_path  # noqa: PLC0415
+
+    return serving_path(settings, settings.manual) is not None
+
+
+def ensure_ingested(settings: Settings, source: str) -> dict[str, Any] | None:
+    """Ingest the manual from ``source`` unless the data dir already serves a collection of it."""
+    if has_collection(settings):
+        return None
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415  (only when there is no index)
+
+    return run_ingest(settings, source=source, manual=settings.manual).model_dump(mode="json")
+
+
+def run_eval(
+    questions: Sequence[EvalQuestion],
+    settings: Settings,
+    variant_names: Sequence[str] | None = None,
+    source: str | None = None,
+) -> EvalRun:
+    from services.pipeline import STAGES, answer_question, run_stage  # noqa: PLC0415  (heavy imports)
+    from services.stages.verification import checkable_facts  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    names = resolve_variants(variant_names)
+    ingested = ensure_ingested(settings, source) if source else None
+    if not has_collection(settings):
+        raise FileNotFoundError(
+            f"no {settings.manual} collection under {settings.data_dir}; pass --source to ingest one"
+        )
+    index = CorpusIndex.open(settings, settings.manual)
+    stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
+    # Warm the index, the embedder and the stage imports so the first timed question is not an outlier.
+    answer_question(QuestionRequest(question=questions[0].question, manual=settings.manual), settings)
+
+    runs: list[VariantRun] = []
+    by_settings: dict[str, VariantRun] = {}
+    for name in names:
+        variant_settings = with_overrides(settings, VARIANTS[name])
+        key = variant_settings.model_dump_json()
+        if key in by_settings:
+            earlier = by_settings[key]
+            runs.append(earlier.model_copy(update={"name": name, "overrides": VARIANTS[name], "same_as": earlier.name}))
+            continue
+        outcomes = ask_all(questions, variant_settings, checkable_facts, answer_question)
+        run = VariantRun(name=name, overrides=VARIANTS[name], outcomes=outcomes, metrics=aggregate(outcomes, stages))
+        by_settings[key] = run
+        runs.append(run)
+
+    retrieval_stage = next(s for s in STAGES if s.name == RETRIEVAL_STAGE)
+
+    def our_retrieval(question: str) -> list[str]:
+        # The retrieval stage alone, on a bare state (no scope guard), so every question is timed.
+        state = PipelineState(query=Query(id="eval", question=question, manual=settings.manual))
+        return run_stage(retrieval_stage, state, settings).trace[-1].candidate_ids
+
+    peer = run_peer(index, questions, settings.retrieval.top_k, our_retrieval, f"ours ({HEADLINE_VARIANT} retrieval stage)")
+    return EvalRun(
+        manual=settings.manual,
+        generation=str(index.generation),
+        questions=list(questions),
+        stages=stages,
+        variants=runs,
+        peer=peer,
+        ingested=ingested,
+        ours_top_k=settings.retrieval.top_k,
+    )

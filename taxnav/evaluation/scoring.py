@@ -1,0 +1,370 @@
+"""The scorer: pure functions from (eval question, pipeline result) to scores.
+
+Definitions (the report repeats them):
+- verdict correct: answered when the question expects an answer; refused with the expected
+  category when it expects a refusal.
+- refusal precision: correct refusals / refusals made; recall: correct refusals / refusals
+  expected (overall and per category; an empty denominator scores 1.0: nothing was wrong).
+- gold-section recall at a stage: gold pages found among that stage's candidates, where a page
+  in ``also_ok`` stands in for a missing gold page: min(|found & gold| + |found & also_ok|,
+  |gold|) / |gold|. Only questions with gold sections count.
+- key-fact coverage: share of all ``key_facts`` (answerable questions) found in the answer
+  text, compared after decoding entities, folding case, quotes, dashes and dropping £ signs
+  (the eval set writes some amounts without the £ the page spells as an entity), and only on
+  token boundaries so "5p" is not found inside "45p".
+- groundedness: share of claims whose checkable facts (numbers, amounts, percentages, dates,
+  section references; extracted by the verifier's own function) all appear in the paragraphs
+  the claim cites. A claim without a resolvable citation is not grounded.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from shared.contracts.api import QuestionResult, RefusalCategory, Verdict
+from shared.contracts.corpus import section_of
+
+CITATIONS_STAGE = "citations"  # the pseudo-stage after the last pipeline stage: the answer's citations
+FactsFn = Callable[[str], set[str]]
+
+
+# ---------------------------------------------------------------- the eval set
+
+
+class EvalQuestion(BaseModel):
+    """One line of an eval file (../shared/eval/questions.jsonl shape)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1)
+    question: str
+    expect: Literal["answer", "refuse"]
+    refusal: RefusalCategory | None = None
+    gold_sections: list[str] = Field(default_factory=list)
+    also_ok: list[str] = Field(default_factory=list)
+    key_facts: list[str] = Field(default_factory=list)
+    topic: str = ""
+    needs_xref: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _refusal_matches_expect(self) -> EvalQuestion:
+        if self.expect == "refuse" and self.refusal is None:
+            raise ValueError("expect='refuse' needs a refusal category")
+        if self.expect == "answer" and self.refusal is not None:
+            raise ValueError("expect='answer' must not name a refusal category")
+        return self
+
+
+class QuestionsFileError(ValueError):
+    """The eval file is missing, empty or has a bad line (the message names file and line)."""
+
+
+def load_questions(path: Path) -> list[EvalQuestion]:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QuestionsFileError(f"cannot read questions file {path}: {exc}") from exc
+    questions: list[EvalQuestion] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            question = EvalQuestion.model_validate(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise QuestionsFileError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+        except ValidationError as exc:
+            problems = "; ".join(
+                (f"{'.'.join(map(str, e['loc']))}: " if e["loc"] else "") + e["msg"].removeprefix("Value error, ")
+                for e in exc.errors()
+            )
+            raise QuestionsFileError(f"{path}:{number}: {problems}") from exc
+        if question.id in seen:
+            raise QuestionsFileError(f"{path}:{number}: duplicate question id {question.id!r}")
+        seen.add(question.id)
+        questions.append(question)
+    if not questions:
+        raise QuestionsFileError(f"{path}: no questions")
+    return questions
+
+
+# ---------------------------------------------------------------- per question
+
+
+class ClaimScore(BaseModel):
+    text: str
+    citations: list[str]
+    verdict: Verdict
+    reason: str
+    grounded: bool
+    missing: list[str] = Field(default_factory=list)  # claim facts absent from the cited text
+
+
+class QuestionOutcome(BaseModel):
+    """One question asked under one settings variant, scored."""
+
+    id: str
+    question: str
+    expect: Literal["answer", "refuse"]
+    expected_refusal: RefusalCategory | None
+    status: Literal["answered", "refused"]
+    refusal: RefusalCategory | None = None
+    refusal_message: str = ""
+    correct: bool
+    gold_sections: list[str]
+    also_ok: list[str]
+    sections_by_stage: dict[str, list[str]]  # trace stages in pipeline order, then "citations"
+    recall_by_stage: dict[str, float]  # empty when the question has no gold sections
+    claims: list[ClaimScore]
+    faithfulness: float | None = None
+    key_facts_found: list[str]
+    key_facts_missing: list[str]
+    latency_ms: float
+    retrieval_ms: float | None = None
+
+
+def verdict_correct(expect: str, expected_refusal: str | None, status: str, refusal: str | None) -> bool:
+    if expect == "answer":
+        return status == "answered"
+    return status == "refused" and refusal == expected_refusal
+
+
+def sections_in_order(ids: Iterable[str]) -> list[str]:
+    """Section ids of chunk/paragraph/section ids, first occurrence order, no repeats."""
+    return list(dict.fromkeys(section_of(i) for i in ids))
+
+
+def section_recall(gold: Sequence[str], also_ok: Sequence[str], found: Iterable[str]) -> float | None:
+    if not gold:
+        return None
+    found_set = set(found)
+    hits = len(found_set & set(gold)) + len(found_set & (set(also_ok) - set(gold)))
+    return min(hits, len(gold)) / len(gold)
+
+
+_FOLD = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\xa0": " ", "£": ""}
+)
+
+
+def normalise_text(text: str) -> str:
+    return " ".join(html.unescape(text).translate(_FOLD).casefold().split())
+
+
+def key_fact_found(fact: str, answer_text: str) -> bool:
+    needle = normalise_text(fact)
+    if not needle:
+        return True
+    # Not inside a longer word or number: "5p" is not in "45p", "5,000" not in "15,000" or "5,0001".
+    pattern = rf"(?<!\w)(?<!\d[.,]){re.escape(needle)}(?!\w)(?![.,]\d)"
+    return re.search(pattern, normalise_text(answer_text)) is not None
+
+
+def claim_grounded(claim: str, cited_texts: Sequence[str], facts: FactsFn) -> tuple[bool, list[str]]:
+    """Whether every checkable fact of the claim appears in its cited text; the missing ones."""
+    if not cited_texts:
+        return False, ["no resolvable citation"]
+    available: set[str] = set()
+    for text in cited_texts:
+        available |= facts(text)
+    missing = sorted(facts(claim) - available)
+    return not missing, missing
+
+
+def score_result(
+    question: EvalQuestion,
+    result: QuestionResult,
+    latency_ms: float,
+    facts: FactsFn,
+    retrieval_stage: str = "retrieval",
+) -> QuestionOutcome:
+    refusal = result.refusal.category if result.refusal else None
+    sections_by_stage = {t.stage: sections_in_order(t.candidate_ids) for t in result.trace}
+    sentences = result.answer.sentences if (result.status == "answered" and result.answer) else []
+    sections_by_stage[CITATIONS_STAGE] = sections_in_order(c for s in sentences for c in s.citations)
+    recall = {
+        stage: value
+        for stage, found in sections_by_stage.items()
+        if (value := section_recall(question.gold_sections, question.also_ok, found)) is not None
+    }
+    paragraph_text = {c.paragraph_id: c.text for c in result.citations}
+    claims = []
+    for sentence in sentences:
+        cited = [paragraph_text[c] for c in sentence.citations if c in paragraph_text]
+        grounded, missing = claim_grounded(sentence.text, cited, facts)
+        claims.append(
+            ClaimScore(
+                text=sentence.text,
+                citations=sentence.citations,
+                verdict=sentence.verdict,
+                reason=sentence.reason,
+                grounded=grounded,
+                missing=missing,
+            )
+        )
+    answer_text = " ".join(s.text for s in sentences)
+    found = [f for f in question.key_facts if key_fact_found(f, answer_text)]
+    retrieval_ms = next((t.ms for t in result.trace if t.stage == retrieval_stage), None)
+    return QuestionOutcome(
+        id=question.id,
+        question=question.question,
+        expect=question.expect,
+        expected_refusal=question.refusal,
+        status=result.status,
+        refusal=refusal,
+        refusal_message=result.refusal.message if result.refusal else "",
+        correct=verdict_correct(question.expect, question.refusal, result.status, refusal),
+        gold_sections=question.gold_sections,
+        also_ok=question.also_ok,
+        sections_by_stage=sections_by_stage,
+        recall_by_stage=recall,
+        claims=claims,
+        faithfulness=result.answer.faithfulness if sentences else None,
+        key_facts_found=found,
+        key_facts_missing=[f for f in question.key_facts if f not in found],
+        latency_ms=latency_ms,
+        retrieval_ms=retrieval_ms,
+    )
+
+
+# ---------------------------------------------------------------- aggregates
+
+
+class CategoryScore(BaseModel):
+    expected: int
+    refused: int  # refusals made in this category
+    correct: int
+    precision: float
+    recall: float
+
+
+class RefusalScores(BaseModel):
+    precision: float
+    recall: float
+    by_category: dict[str, CategoryScore]
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 1.0
+
+
+def refusal_scores(pairs: Sequence[tuple[str | None, str | None]]) -> RefusalScores:
+    """From (expected category or None, refused category or None) per question."""
+    correct = sum(1 for e, a in pairs if a is not None and a == e)
+    made = sum(1 for _, a in pairs if a is not None)
+    expected = sum(1 for e, _ in pairs if e is not None)
+    categories = sorted({c for pair in pairs for c in pair if c is not None})
+    by_category = {}
+    for cat in categories:
+        n_exp = sum(1 for e, _ in pairs if e == cat)
+        n_made = sum(1 for _, a in pairs if a == cat)
+        n_ok = sum(1 for e, a in pairs if e == cat and a == cat)
+        by_category[cat] = CategoryScore(
+            expected=n_exp, refused=n_made, correct=n_ok, precision=_ratio(n_ok, n_made), recall=_ratio(n_ok, n_exp)
+        )
+    return RefusalScores(precision=_ratio(correct, made), recall=_ratio(correct, expected), by_category=by_category)
+
+
+class VariantMetrics(BaseModel):
+    questions: int
+    correct: int
+    verdict_accuracy: float
+    refusal_precision: float
+    refusal_recall: float
+    refusal_by_category: dict[str, CategoryScore]
+    citation_gold_recall: float
+    citation_gold_complete: float  # share of gold questions whose citations hold every gold page
+    recall_by_stage: dict[str, float]
+    answerable_with_gold: int
+    key_fact_coverage: float
+    claims_per_answer: float
+    verdict_counts: dict[str, int]
+    mean_faithfulness: float
+    groundedness: float
+    claims: int
+    median_latency_ms: float
+    median_retrieval_ms: float | None
+
+
+def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> VariantMetrics:
+    """Scores of one variant. ``stages``: the pipeline's stage names in order (recall keys)."""
+    with_gold = [o for o in outcomes if o.gold_sections]
+    stage_names = [*stages, CITATIONS_STAGE]
+    recall_by_stage = {
+        s: (statistics.fmean(o.recall_by_stage.get(s, 0.0) for o in with_gold) if with_gold else 0.0)
+        for s in stage_names
+    }
+    answerable = [o for o in outcomes if o.expect == "answer"]
+    facts_total = sum(len(o.key_facts_found) + len(o.key_facts_missing) for o in answerable)
+    facts_found = sum(len(o.key_facts_found) for o in answerable)
+    answered = [o for o in outcomes if o.status == "answered"]
+    claims = [c for o in answered for c in o.claims]
+    refusals = refusal_scores([(o.expected_refusal, o.refusal) for o in outcomes])
+    retrieval_ms = [o.retrieval_ms for o in outcomes if o.retrieval_ms is not None]
+    faithfulness = [o.faithfulness for o in answered if o.faithfulness is not None]
+    return VariantMetrics(
+        questions=len(outcomes),
+        correct=sum(o.correct for o in outcomes),
+        verdict_accuracy=_ratio(sum(o.correct for o in outcomes), len(outcomes)),
+        refusal_precision=refusals.precision,
+        refusal_recall=refusals.recall,
+        refusal_by_category=refusals.by_category,
+        citation_gold_recall=recall_by_stage[CITATIONS_STAGE],
+        citation_gold_complete=(
+            sum(o.recall_by_stage.get(CITATIONS_STAGE, 0.0) == 1.0 for o in with_gold) / len(with_gold)
+            if with_gold
+            else 0.0
+        ),
+        recall_by_stage=recall_by_stage,
+        answerable_with_gold=len(with_gold),
+        key_fact_coverage=_ratio(facts_found, facts_total),
+        claims_per_answer=len(claims) / len(answered) if answered else 0.0,
+        verdict_counts=dict(sorted(Counter(c.verdict for c in claims).items())),
+        mean_faithfulness=statistics.fmean(faithfulness) if faithfulness else 0.0,
+        groundedness=_ratio(sum(c.grounded for c in claims), len(claims)),
+        claims=len(claims),
+        median_latency_ms=statistics.median(o.latency_ms for o in outcomes) if outcomes else 0.0,
+        median_retrieval_ms=statistics.median(retrieval_ms) if retrieval_ms else None,
+    )
+
+
+def failure_reasons(outcome: QuestionOutcome, stages: Sequence[str]) -> list[str]:
+    """Why a question fails any target: wrong verdict, gold lost at a stage, missing key facts,
+    ungrounded or unsupported claims. Empty when it passes."""
+    reasons: list[str] = []
+    if not outcome.correct:
+        if outcome.expect == "answer":
+            reasons.append(f"wrong refusal: expected an answer, got {outcome.refusal} ({outcome.refusal_message})")
+        elif outcome.status == "answered":
+            reasons.append(f"missed refusal: expected {outcome.expected_refusal}, got an answer")
+        else:
+            reasons.append(f"wrong category: expected {outcome.expected_refusal}, got {outcome.refusal}")
+    if outcome.gold_sections and outcome.status == "answered":
+        for stage in [*stages, CITATIONS_STAGE]:
+            found = set(outcome.sections_by_stage.get(stage, []))
+            if outcome.recall_by_stage.get(stage, 0.0) < 1.0:
+                missing = [g for g in outcome.gold_sections if g not in found]
+                where = "final citations" if stage == CITATIONS_STAGE else f"stage '{stage}'"
+                reasons.append(
+                    f"gold miss at {where}: recall {outcome.recall_by_stage.get(stage, 0.0):.2f}, "
+                    f"missing {', '.join(missing)} (no also_ok page stands in)"
+                )
+                break
+    if outcome.key_facts_missing and outcome.status == "answered":
+        reasons.append("missing key facts: " + ", ".join(repr(f) for f in outcome.key_facts_missing))
+    for number, claim in enumerate(outcome.claims, start=1):
+        if not claim.grounded:
+            reasons.append(f"ungrounded claim {number}: not in cited text: {', '.join(claim.missing)}")
+        elif claim.verdict != "supported":
+            reasons.append(f"claim {number} verdict {claim.verdict}: {claim.reason}")
+    return reasons

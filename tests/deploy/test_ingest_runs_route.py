@@ -1,0 +1,92 @@
+"""GET /v1/ingest/runs through the real gateway app: the run log, filtered, and typed 4xx errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from gateway.app import create_app
+from ingest_worker.runs import DateMove, IngestRun, record_run
+from shared.config import Settings
+
+T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+@pytest.fixture
+def client(data_dir: Path) -> TestClient:
+    return TestClient(create_app(Settings(data_dir=data_dir)))
+
+
+def record(data_dir: Path, n: int, status: str = "ok", manual: str = "employment-income-manual") -> IngestRun:
+    run = IngestRun(
+        run_id=f"run-{n}",
+        manual=manual,
+        source="https://www.gov.uk",
+        trigger="schedule",
+        status=status,
+        started_at=T0 + timedelta(days=n),
+        finished_at=T0 + timedelta(days=n, seconds=42),
+        seconds=42.0,
+        pages=2507,
+        chunks=9000,
+        changed_pages=["EIM31240"] if status == "ok" else [],
+        removed_pages=["EIM99999"] if status == "ok" else [],
+        dates_moved=[DateMove(section_id="EIM31240", before=T0 - timedelta(days=400), after=T0)] if status == "ok" else [],
+        message="" if status == "ok" else "an ingest of employment-income-manual is already in progress",
+    )
+    record_run(data_dir, run)
+    return run
+
+
+def test_no_runs_yet(client: TestClient) -> None:
+    response = client.get("/v1/ingest/runs")
+    assert response.status_code == 200
+    assert response.json() == {"runs": []}
+
+
+def test_runs_newest_first_with_what_changed(client: TestClient, data_dir: Path) -> None:
+    record(data_dir, 0)
+    record(data_dir, 1, status="refused")
+    record(data_dir, 2)
+    runs = client.get("/v1/ingest/runs").json()["runs"]
+    assert [r["run_id"] for r in runs] == ["run-2", "run-1", "run-0"]
+    newest = runs[0]
+    assert newest["status"] == "ok" and newest["seconds"] == 42.0
+    assert newest["changed_pages"] == ["EIM31240"] and newest["removed_pages"] == ["EIM99999"]
+    assert newest["dates_moved"][0]["section_id"] == "EIM31240"
+    assert datetime.fromisoformat(newest["dates_moved"][0]["after"]) == T0
+    assert runs[1]["status"] == "refused" and "already in progress" in runs[1]["message"]
+
+
+def test_filters_and_limit(client: TestClient, data_dir: Path) -> None:
+    record(data_dir, 0)
+    record(data_dir, 1, status="refused")
+    record(data_dir, 2, manual="business-income-manual")
+    get = lambda query: [r["run_id"] for r in client.get(f"/v1/ingest/runs?{query}").json()["runs"]]  # noqa: E731
+    assert get("status=refused") == ["run-1"]
+    assert get("manual=business-income-manual") == ["run-2"]
+    assert get("limit=2") == ["run-2", "run-1"]
+    assert get("manual=self-assessment-manual") == []
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=-3", "limit=abc", "limit=100000", "status=exploded", f"manual={'x' * 101}"])
+def test_bad_queries_are_typed_4xx_errors(client: TestClient, query: str) -> None:
+    response = client.get(f"/v1/ingest/runs?{query}")
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["type"] and error["message"]
+
+
+def test_documented_in_openapi(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    operation = spec["paths"]["/v1/ingest/runs"]["get"]
+    assert {p["name"] for p in operation["parameters"]} == {"limit", "manual", "status"}
+    assert "422" in operation["responses"]

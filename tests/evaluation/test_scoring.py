@@ -1,0 +1,269 @@
+"""The scorer's pure functions on small hand-made cases."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from services.stages.verification import checkable_facts
+from shared.contracts.api import (
+    Answer,
+    Citation,
+    QuestionResult,
+    Refusal,
+    Sentence,
+    StageTrace,
+)
+from taxnav.evaluation.scoring import (
+    CITATIONS_STAGE,
+    EvalQuestion,
+    QuestionsFileError,
+    aggregate,
+    claim_grounded,
+    failure_reasons,
+    key_fact_found,
+    load_questions,
+    refusal_scores,
+    score_result,
+    section_recall,
+    sections_in_order,
+    verdict_correct,
+)
+
+STAGES = ["retrieval", "expansion", "rollup", "selection"]
+MILEAGE_ROW = "Car or van First 10,000 After that 45p 25p"
+
+
+def _answerable(**kw) -> EvalQuestion:
+    base = {
+        "id": "Q1",
+        "question": "How much per mile can my employer pay tax-free?",
+        "expect": "answer",
+        "gold_sections": ["EIM31240"],
+        "also_ok": ["EIM31230"],
+        "key_facts": ["45p", "25p", "10,000"],
+    }
+    return EvalQuestion.model_validate({**base, **kw})
+
+
+def _citation(pid: str, text: str) -> Citation:
+    section = pid.split("#")[0]
+    return Citation(
+        paragraph_id=pid,
+        section_id=section,
+        title=section,
+        heading_path=[],
+        text=text,
+        url=f"https://www.gov.uk/x/{section.lower()}",
+        public_updated_at=datetime(2014, 9, 8, tzinfo=UTC),
+    )
+
+
+def _answered(sentences: list[Sentence], citations: list[Citation], trace: list[StageTrace]) -> QuestionResult:
+    return QuestionResult(
+        id="r1",
+        question="q",
+        status="answered",
+        answer=Answer(sentences=sentences, faithfulness=sum(s.verdict == "supported" for s in sentences) / len(sentences)),
+        citations=citations,
+        trace=trace,
+    )
+
+
+def _refused(category: str) -> QuestionResult:
+    return QuestionResult(
+        id="r2", question="q", status="refused", refusal=Refusal(category=category, message=f"{category} message")
+    )
+
+
+# ---------------------------------------------------------------- the questions file
+
+
+def test_load_questions_reads_the_eval_shape(tmp_path):
+    path = tmp_path / "q.jsonl"
+    rows = [
+        {"id": "A", "question": "q?", "expect": "answer", "gold_sections": ["EIM1"], "extra_field": 1},
+        {"id": "B", "question": "VAT?", "expect": "refuse", "refusal": "out_of_scope"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    questions = load_questions(path)
+    assert [q.id for q in questions] == ["A", "B"]
+    assert questions[1].refusal == "out_of_scope" and questions[0].key_facts == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"id": "A", "question": "q", "expect": "answer"}', "{not json"], ":2: not JSON"),
+        (['{"id": "A", "question": "q", "expect": "refuse"}'], "needs a refusal category"),
+        (['{"id": "A", "question": "q", "expect": "refuse", "refusal": "nonsense"}'], "refusal"),
+        (['{"id": "A", "question": "q", "expect": "maybe"}'], "expect"),
+        (['{"id": "A", "question": "q", "expect": "answer"}'] * 2, "duplicate question id 'A'"),
+        ([], "no questions"),
+    ],
+)
+def test_load_questions_rejects_bad_files_with_the_line(tmp_path, lines, message):
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(lines))
+    with pytest.raises(QuestionsFileError, match=message):
+        load_questions(path)
+
+
+def test_load_questions_missing_file(tmp_path):
+    with pytest.raises(QuestionsFileError, match="cannot read"):
+        load_questions(tmp_path / "absent.jsonl")
+
+
+# ---------------------------------------------------------------- verdicts and refusals
+
+
+def test_verdicts():
+    assert verdict_correct("refuse", "stale", "refused", "stale")  # a right refusal
+    assert not verdict_correct("refuse", "stale", "refused", "low_coverage")  # wrong category
+    assert not verdict_correct("refuse", "stale", "answered", None)  # missed refusal
+    assert not verdict_correct("answer", None, "refused", "low_coverage")  # wrong refusal
+    assert verdict_correct("answer", None, "answered", None)
+
+
+def test_refusal_precision_and_recall_by_category():
+    scores = refusal_scores(
+        [
+            ("stale", "stale"),  # right
+            ("stale", "low_coverage"),  # wrong category
+            (None, "low_coverage"),  # refused an answerable question
+            ("out_of_scope", None),  # answered what it should refuse
+            (None, None),
+        ]
+    )
+    assert scores.precision == pytest.approx(1 / 3)  # 1 right of 3 refusals made
+    assert scores.recall == pytest.approx(1 / 3)  # 1 right of 3 expected
+    stale, low, oos = scores.by_category["stale"], scores.by_category["low_coverage"], scores.by_category["out_of_scope"]
+    assert (stale.precision, stale.recall) == (1.0, 0.5)
+    assert (low.refused, low.correct, low.precision, low.recall) == (2, 0, 0.0, 1.0)  # none expected: vacuous recall
+    assert (oos.expected, oos.refused, oos.recall, oos.precision) == (1, 0, 0.0, 1.0)
+
+
+# ---------------------------------------------------------------- retrieval recall
+
+
+def test_section_recall_counts_also_ok_as_hits():
+    gold, ok = ["EIM31355", "EIM31330"], ["EIM31240", "EIM31235"]
+    assert section_recall(gold, ok, ["EIM31355", "EIM99999"]) == 0.5
+    assert section_recall(gold, ok, ["EIM31355", "EIM31240"]) == 1.0  # also_ok stands in for EIM31330
+    assert section_recall(gold, ok, ["EIM31240", "EIM31235", "EIM31355", "EIM31330"]) == 1.0  # capped
+    assert section_recall(gold, ok, ["EIM00001"]) == 0.0
+    assert section_recall([], ok, ["EIM31240"]) is None
+
+
+def test_sections_in_order_from_chunk_and_paragraph_ids():
+    assert sections_in_order(["EIM2#c1", "EIM1#c0.p2", "EIM2#c0", "EIM3"]) == ["EIM2", "EIM1", "EIM3"]
+
+
+# ---------------------------------------------------------------- key facts
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "found"),
+    [
+        ("3,090", "The van benefit is &#xA3;3,090 from 2007-08.", True),  # entity-decoded £ amount
+        ("£4 per week", "up to £4 per week without receipts", True),
+        ("£4 per week", "up to 4 per week", True),  # £ signs are dropped on both sides
+        ("5p", "the rate is 45p per mile", False),  # not inside a longer figure
+        ("5p", "5p per passenger per mile", True),
+        ("5,000", "limit of £15,000", False),
+        ("5,000", "£5,000.50", False),
+        ("Cycle helmets", "cycle   helmets are included", True),  # case and spaces folded
+        ("employer's", "the employer\u2019s scheme", True),  # curly apostrophe folded
+        ("rounded down", "rounded up", False),
+    ],
+)
+def test_key_fact_found(fact, text, found):
+    assert key_fact_found(fact, text) is found
+
+
+# ---------------------------------------------------------------- groundedness
+
+
+def test_claim_with_a_number_missing_from_its_paragraph_is_not_grounded():
+    grounded, missing = claim_grounded("Cars get 45p for the first 12,000 miles.", [MILEAGE_ROW], checkable_facts)
+    assert not grounded and missing == ["12000"]
+
+
+def test_claim_grounded_when_all_figures_are_in_the_cited_text():
+    claim = "Cars and vans get 45p a mile for the first 10,000 business miles and 25p after that."
+    assert claim_grounded(claim, [MILEAGE_ROW], checkable_facts) == (True, [])
+    # figures may come from any of the cited paragraphs
+    assert claim_grounded("Van benefit is £3,090 (see EIM22790).", ["&#xA3;3,090", "EIM22790"], checkable_facts)[0]
+
+
+def test_claim_without_a_resolvable_citation_is_not_grounded():
+    assert claim_grounded("No figures here.", [], checkable_facts) == (False, ["no resolvable citation"])
+
+
+# ---------------------------------------------------------------- one result
+
+
+def test_score_result_reads_trace_citations_and_claims():
+    trace = [
+        StageTrace(stage="retrieval", ms=3.0, candidate_ids=["EIM31230#c0", "EIM99999#c1"]),
+        StageTrace(stage="expansion", ms=1.0, candidate_ids=["EIM31230#c0", "EIM31240#c1"]),
+        StageTrace(stage="rollup", ms=1.0, candidate_ids=["EIM31240", "EIM31230"]),
+        StageTrace(stage="selection", ms=1.0, candidate_ids=["EIM31240"]),
+    ]
+    sentences = [
+        Sentence(text="Cars get 45p a mile for the first 10,000 miles.", citations=["EIM31240#c1.p1"], verdict="supported", reason="ok"),
+        Sentence(text="After that it is 20p.", citations=["EIM31240#c1.p1"], verdict="contradicted", reason="says 20p"),
+    ]
+    result = _answered(sentences, [_citation("EIM31240#c1.p1", MILEAGE_ROW)], trace)
+    outcome = score_result(_answerable(), result, latency_ms=12.5, facts=checkable_facts)
+    assert outcome.correct and outcome.status == "answered"
+    # retrieval found only the also_ok page: a hit; expansion brought the gold page
+    assert outcome.recall_by_stage == {"retrieval": 1.0, "expansion": 1.0, "rollup": 1.0, "selection": 1.0, CITATIONS_STAGE: 1.0}
+    assert outcome.sections_by_stage["retrieval"] == ["EIM31230", "EIM99999"]
+    assert [c.grounded for c in outcome.claims] == [True, False]
+    assert outcome.claims[1].missing == ["20p"]
+    assert outcome.key_facts_found == ["45p", "10,000"] and outcome.key_facts_missing == ["25p"]
+    assert outcome.retrieval_ms == 3.0 and outcome.faithfulness == 0.5
+
+
+def test_score_result_of_a_refusal():
+    question = EvalQuestion(id="R", question="VAT?", expect="refuse", refusal="out_of_scope")
+    outcome = score_result(question, _refused("out_of_scope"), latency_ms=1.0, facts=checkable_facts)
+    assert outcome.correct and outcome.claims == [] and outcome.recall_by_stage == {}
+    wrong = score_result(question, _refused("malformed"), latency_ms=1.0, facts=checkable_facts)
+    assert not wrong.correct
+    assert failure_reasons(wrong, STAGES) == ["wrong category: expected out_of_scope, got malformed"]
+
+
+def test_aggregate_and_failure_reasons():
+    gold_lost = [StageTrace(stage="retrieval", ms=2.0, candidate_ids=["EIM31240#c0"]), StageTrace(stage="expansion", ms=1.0, candidate_ids=["EIM31240#c0"]), StageTrace(stage="rollup", ms=1.0, candidate_ids=["EIM31240"]), StageTrace(stage="selection", ms=1.0, candidate_ids=["EIM55555"])]
+    s1 = Sentence(text="Unrelated page says 5p.", citations=["EIM55555#c0.p0"], verdict="supported", reason="ok")
+    answered = score_result(
+        _answerable(),
+        _answered([s1], [_citation("EIM55555#c0.p0", "5p per passenger")], gold_lost),
+        latency_ms=10.0,
+        facts=checkable_facts,
+    )
+    refused_ok = score_result(
+        EvalQuestion(id="R", question="VAT?", expect="refuse", refusal="out_of_scope"),
+        _refused("out_of_scope"),
+        latency_ms=2.0,
+        facts=checkable_facts,
+    )
+    wrongly_refused = score_result(_answerable(id="Q2"), _refused("low_coverage"), latency_ms=4.0, facts=checkable_facts)
+    m = aggregate([answered, refused_ok, wrongly_refused], STAGES)
+    assert (m.questions, m.correct) == (3, 2)
+    assert m.verdict_accuracy == pytest.approx(2 / 3)
+    assert m.refusal_precision == 0.5 and m.refusal_recall == 1.0
+    # two gold questions: the first keeps the gold page until selection drops it, the second was refused
+    assert m.recall_by_stage == {"retrieval": 0.5, "expansion": 0.5, "rollup": 0.5, "selection": 0.0, CITATIONS_STAGE: 0.0}
+    assert m.key_fact_coverage == 0.0  # 6 key facts, none in any answer
+    assert (m.claims, m.claims_per_answer, m.verdict_counts, m.groundedness) == (1, 1.0, {"supported": 1}, 1.0)
+    assert m.median_latency_ms == 4.0 and m.median_retrieval_ms == 2.0
+    reasons = failure_reasons(answered, STAGES)
+    assert reasons[0].startswith("gold miss at stage 'selection': recall 0.00, missing EIM31240")
+    assert reasons[1] == "missing key facts: '45p', '25p', '10,000'"
+    assert failure_reasons(wrongly_refused, STAGES)[0].startswith("wrong refusal: expected an answer, got low_coverage")
+    assert failure_reasons(refused_ok, STAGES) == []

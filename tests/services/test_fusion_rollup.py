@@ -1,0 +1,50 @@
+"""Reciprocal rank fusion and the page window, on hand-made rankings and pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.stages.retrieval import fuse
+from services.stages.rollup import page_window
+from shared.contracts.corpus import Chunk
+
+
+def test_rrf_scores_are_sums_of_reciprocal_ranks() -> None:
+    hits = fuse({"bm25": ["a", "b", "c"], "vector": ["c", "a"]}, rrf_k=60, top_k=12)
+    scores = {h.chunk_id: h.score for h in hits}
+    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62)
+    assert [h.chunk_id for h in hits] == ["a", "c", "b"]
+    assert {h.chunk_id: h.source for h in hits} == {"a": "hybrid", "c": "hybrid", "b": "bm25"}
+
+
+def test_rrf_agreement_beats_a_single_first_place() -> None:
+    # 'x' is first in one list only; 'y' is second in both: fusion prefers agreement
+    hits = fuse({"bm25": ["x", "y"], "vector": ["z", "y"]}, rrf_k=60, top_k=2)
+    assert hits[0].chunk_id == "y"
+
+
+def test_rrf_cuts_to_top_k_and_ignores_duplicates() -> None:
+    hits = fuse({"bm25": ["a", "a", "b", "c", "d"]}, rrf_k=60, top_k=3)
+    assert [h.chunk_id for h in hits] == ["a", "b", "c"]
+    assert hits[0].score == pytest.approx(1 / 61)
+
+
+def _chunks(n: int) -> list[Chunk]:
+    return [Chunk(id=f"EIM1#c{i}", section_id="EIM1", manual="m", position=i, heading_path=[], paragraphs=[], content_hash="h") for i in range(n)]
+
+
+def test_page_window_keeps_whole_page_best_first() -> None:
+    page = _chunks(4)
+    out = page_window(page, {"EIM1#c2": 0.5, "EIM1#c0": 0.1}, limit=8)
+    assert [c.position for c in out] == [2, 0, 1, 3]  # the un-hit chunks (the rate table) stay
+
+
+def test_page_window_cuts_long_pages_around_the_hits() -> None:
+    page = _chunks(20)
+    out = page_window(page, {"EIM1#c10": 0.9, "EIM1#c2": 0.4}, limit=5)
+    assert out[0].position == 10
+    positions = {c.position for c in out}
+    assert len(out) == 5 and {2, 10} <= positions
+    assert positions - {2} <= {8, 9, 10, 11, 12}

@@ -1,0 +1,168 @@
+"""The mistral provider through the real mistralai SDK, against a local STAND-IN server that
+speaks Mistral's chat wire format (tests/support/mistral_standin.py): the real API is not
+reachable here."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from services.errors import ProviderError
+from services.providers import mistral
+from shared.config import ModelSettings, Settings
+from shared.contracts.corpus import Chunk, Paragraph
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
+from tests.support.mistral_standin import MistralStandin, Reply
+
+QUERY = Query(id="q1", question="What mileage rate is tax free for my own car?", manual="employment-income-manual")
+
+
+def chunk(section: str, texts: list[str]) -> Chunk:
+    cid = f"{section}#c0"
+    paragraphs = [Paragraph(id=f"{cid}.p{i}", text=t) for i, t in enumerate(texts)]
+    return Chunk(id=cid, section_id=section, manual="employment-income-manual", position=0,
+                 heading_path=["Employment Income Manual", f"{section} title"], paragraphs=paragraphs, content_hash=section)  # fmt: skip
+
+
+RATES = chunk("EIM90001", ["The approved amount for cars is 45p a mile for the first 10,000 business miles.", "After that it is 25p a mile."])
+OTHER = chunk("EIM90002", ["Gifts to employees at Christmas are taxable unless trivial."])
+ROLLUP = RollupResult(pages=[PageBundle(section_id="EIM90001", score=1.0, chunks=[RATES]), PageBundle(section_id="EIM90002", score=0.5, chunks=[OTHER])])
+SELECTION = SelectionResult(pages=ROLLUP.pages[:1], dropped=["EIM90002"])
+
+
+@pytest.fixture
+def standin():
+    with MistralStandin() as server:
+        yield server
+
+
+@pytest.fixture
+def settings(standin) -> Settings:
+    models = ModelSettings(provider="mistral", mistral_api_key=standin.api_key, mistral_server_url=standin.base_url,
+                           mistral_chat_model="mistral-small-test", timeout_s=2.0, max_retries=2)  # fmt: skip
+    return Settings(models=models)
+
+
+def messages(body: dict) -> str:
+    return "\n".join(m["content"] for m in body["messages"])
+
+
+def test_select_keeps_the_pages_the_model_names_and_sends_a_json_request(standin, settings):
+    standin.chat_replies.append(json.dumps({"keep": ["EIM90001"]}))
+    result = mistral.select(QUERY, ROLLUP, settings)
+    assert [p.section_id for p in result.pages] == ["EIM90001"] and result.dropped == ["EIM90002"]
+    (request,) = standin.chat_requests()
+    assert request["model"] == "mistral-small-test" and request["response_format"] == {"type": "json_object"}
+    assert request["messages"][0]["role"] == "system" and "recall-greedy" in request["messages"][0]["content"]
+    assert QUERY.question in messages(request) and "EIM90002" in messages(request) and "45p a mile" in messages(request)
+
+
+def test_malformed_replies_are_retried_with_the_reason_then_accepted(standin, settings):
+    standin.chat_replies.extend(["this is not JSON", json.dumps({"keep": ["EIM12345"]}), json.dumps({"keep": ["EIM90002"]})])
+    result = mistral.select(QUERY, ROLLUP, settings)
+    assert [p.section_id for p in result.pages] == ["EIM90002"]
+    requests = standin.chat_requests()
+    assert len(requests) == 3
+    assert "EIM12345" in requests[2]["messages"][-1]["content"]  # the retry says what was wrong
+
+
+def test_a_reply_that_stays_malformed_becomes_a_typed_error(standin, settings):
+    standin.chat_handler = lambda body: json.dumps({"pages": "all"})
+    with pytest.raises(ProviderError, match="selection failed after 3 attempts"):
+        mistral.select(QUERY, ROLLUP, settings)
+    assert len(standin.chat_requests()) == 3
+
+
+def test_http_errors_are_retried_then_typed(standin, settings):
+    standin.chat_replies.extend([Reply(status=500, raw='{"message": "overloaded"}'), Reply(status=429, raw="{}"), json.dumps({"keep": []})])
+    assert mistral.select(QUERY, ROLLUP, settings).pages == []
+    standin.chat_handler = lambda body: Reply(status=503, raw='{"message": "down"}')
+    with pytest.raises(ProviderError, match="request failed"):
+        mistral.select(QUERY, ROLLUP, settings)
+
+
+def test_a_slow_model_hits_the_timeout_and_fails_typed(standin, settings):
+    settings.models.timeout_s = 0.3
+    settings.models.max_retries = 0
+    standin.chat_handler = lambda body: Reply(content=json.dumps({"keep": []}), delay_s=1.5)
+    started = time.monotonic()
+    with pytest.raises(ProviderError):
+        mistral.select(QUERY, ROLLUP, settings)
+    assert time.monotonic() - started < 1.5
+
+
+def test_unreachable_server_and_missing_key_are_typed_errors(settings):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    settings.models.mistral_server_url = f"http://127.0.0.1:{closed}"
+    settings.models.max_retries = 0
+    with pytest.raises(ProviderError, match="request failed"):
+        mistral.select(QUERY, ROLLUP, settings)
+    settings.models.mistral_api_key = ""
+    with pytest.raises(ProviderError, match="MISTRAL_API_KEY"):
+        mistral.select(QUERY, ROLLUP, settings)
+
+
+def test_stitch_returns_cited_sentences_from_selected_paragraphs(standin, settings):
+    reply = {"sentences": [{"text": "Cars get 45p a mile for the first 10,000 business miles.", "citations": ["EIM90001#c0.p0"]}]}
+    standin.chat_replies.append(json.dumps(reply))
+    draft = mistral.stitch(QUERY, SELECTION, settings)
+    assert draft.sentences == [DraftSentence(**reply["sentences"][0])]
+    assert "[EIM90001#c0.p0]" in messages(standin.chat_requests()[0])
+    assert "EIM90002" not in messages(standin.chat_requests()[0])  # only selected pages are offered
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"sentences": [{"text": "Cars get 45p.", "citations": []}]},  # uncited
+        {"sentences": [{"text": "Gifts are taxable.", "citations": ["EIM90002#c0.p0"]}]},  # not a selected page
+        {"sentences": [{"text": "  ", "citations": ["EIM90001#c0.p0"]}]},  # empty
+    ],
+)
+def test_stitch_never_returns_an_uncited_or_foreign_sentence(standin, settings, bad):
+    standin.chat_handler = lambda body: json.dumps(bad)
+    with pytest.raises(ProviderError, match="stitching failed"):
+        mistral.stitch(QUERY, SELECTION, settings)
+
+
+def test_verify_holds_model_verdicts_to_the_deterministic_figure_check(standin, settings):
+    draft = Draft(sentences=[
+        DraftSentence(text="The approved amount for cars is 45p a mile for the first 10,000 business miles.", citations=["EIM90001#c0.p0"]),
+        DraftSentence(text="The approved amount for cars is 60p a mile for the first 10,000 business miles.", citations=["EIM90001#c0.p0"]),
+        DraftSentence(text="After that it is 25p a mile.", citations=["EIM90001#c0.p1"]),
+    ])  # fmt: skip
+    verdicts = [
+        {"index": 0, "verdict": "supported", "reason": "stated"},
+        {"index": 1, "verdict": "supported", "reason": "the model is wrong here"},
+        {"index": 2, "verdict": "unsupported", "reason": "the model is strict here"},
+    ]
+    standin.chat_replies.append(json.dumps({"verdicts": verdicts}))
+    sentences = mistral.verify(QUERY, draft, SELECTION, settings)
+    assert [s.verdict for s in sentences][0] == "supported"
+    assert sentences[1].verdict != "supported" and "60p" in sentences[1].reason  # 60p is not in the cited text
+    assert sentences[2].verdict == "unsupported" and sentences[2].reason == "the model is strict here"
+    assert "Claim 1: The approved amount for cars is 60p" in messages(standin.chat_requests()[0])
+
+
+def test_verify_needs_one_verdict_per_claim(standin, settings):
+    draft = Draft(sentences=[DraftSentence(text="After that it is 25p a mile.", citations=["EIM90001#c0.p1"])] * 2)
+    standin.chat_handler = lambda body: json.dumps({"verdicts": [{"index": 0, "verdict": "supported", "reason": "ok"}]})
+    with pytest.raises(ProviderError, match="verification failed"):
+        mistral.verify(QUERY, draft, SELECTION, settings)
+    standin.chat_handler = lambda body: json.dumps({"verdicts": [{"index": i, "verdict": "maybe", "reason": "?"} for i in range(2)]})
+    with pytest.raises(ProviderError):
+        mistral.verify(QUERY, draft, SELECTION, settings)
+
+
+def test_nothing_to_select_or_stitch_costs_no_model_call(standin, settings):
+    assert mistral.select(QUERY, RollupResult(pages=[]), settings).pages == []
+    assert mistral.stitch(QUERY, SelectionResult(pages=[]), settings).sentences == []
+    assert mistral.verify(QUERY, Draft(sentences=[]), SELECTION, settings) == []
+    assert standin.chat_requests() == []
+
+
