@@ -1,8 +1,8 @@
 """The ingest run log: one JSON line per run in ``<data_dir>/ingest_runs.jsonl``.
 
-Every run of the locked ingest (ingest_worker/tasks.py) appends one record, whether it
-finished, failed or was refused because another run of the manual held the lock. The
-gateway serves them newest first (``GET /v1/ingest/runs``).
+Every ingest run appends one record, whether it finished, failed or (scheduled and queued
+runs, ingest_worker/tasks.py) was refused because another run of the manual held the lock.
+The gateway serves them newest first (``GET /v1/ingest/runs``).
 """
 
 from __future__ import annotations
@@ -10,11 +10,16 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError
+
+if TYPE_CHECKING:
+    from ingest_worker.ingest import IngestSummary
+    from shared.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +37,30 @@ class DateMove(BaseModel):
     after: datetime | None  # None: the page was removed
 
 
-class IngestRun(BaseModel):
-    run_id: str
+class RunStart(BaseModel):
+    """A run as it begins; ``finish`` turns it into its record and appends that."""
+
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     manual: str
     source: str
     trigger: RunTrigger
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    def finish(
+        self, data_dir: Path, status: RunStatus, message: str = "", summary: IngestSummary | None = None, moved: list[DateMove] | None = None
+    ) -> IngestRun:
+        finished_at = datetime.now(UTC)
+        from_summary = {} if summary is None else {name: getattr(summary, name) for name in SUMMARY_FIELDS}
+        run = IngestRun(
+            **self.model_dump(), status=status, message=message, finished_at=finished_at,
+            seconds=round((finished_at - self.started_at).total_seconds(), 3), dates_moved=moved or [], **from_summary,
+        )  # fmt: skip
+        record_run(data_dir, run)
+        return run
+
+
+class IngestRun(RunStart):
     status: RunStatus
-    started_at: datetime
     finished_at: datetime
     seconds: float
     message: str = ""  # why a run failed or was refused
@@ -50,6 +72,9 @@ class IngestRun(BaseModel):
     changed_pages: list[str] = Field(default_factory=list)
     removed_pages: list[str] = Field(default_factory=list)
     dates_moved: list[DateMove] = Field(default_factory=list)
+
+
+SUMMARY_FIELDS = ("pages", "chunks", "reembedded", "generation", "changed_pages", "removed_pages")
 
 
 def runs_path(data_dir: Path) -> Path:
@@ -106,3 +131,18 @@ def dates_moved(before: dict[str, datetime], after: dict[str, datetime]) -> list
         for section in sorted(before.keys() | after.keys())
         if before.get(section) != after.get(section)
     ]
+
+
+def recorded_ingest(settings: Settings, start: RunStart, **ingest_options: object) -> tuple[IngestRun, IngestSummary]:
+    """Run the ingest ``start`` describes and record it: ``ok`` with what changed (pages whose
+    ``public_updated_at`` moved included), or ``failed`` with the error, which is re-raised."""
+    from ingest_worker.ingest import run_ingest, serving_page_dates  # noqa: PLC0415 (heavy: embedder, stores)
+
+    before = serving_page_dates(settings, start.manual)
+    try:
+        summary = run_ingest(settings, start.source, start.manual, **ingest_options)  # type: ignore[arg-type]
+    except Exception as exc:
+        start.finish(settings.data_dir, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+    moved = dates_moved(before, serving_page_dates(settings, start.manual))
+    return start.finish(settings.data_dir, "ok", summary=summary, moved=moved), summary

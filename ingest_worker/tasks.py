@@ -15,15 +15,12 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
 from celery.schedules import crontab
 
-from ingest_worker.runs import IngestRun, RunTrigger, dates_moved, record_run
+from ingest_worker.runs import IngestRun, RunStart, RunTrigger, recorded_ingest
 from shared.celery_app import INGEST_QUEUE, celery_app
 from shared.config import Settings, get_settings
 
@@ -94,64 +91,33 @@ class _LockKeeper:
 
 
 def run_locked_ingest(
-    settings: Settings,
-    manual: str,
-    trigger: RunTrigger,
-    source: str | None = None,
-    limit: int | None = None,
-    sections: set[str] | None = None,
+    settings: Settings, manual: str, trigger: RunTrigger, source: str | None = None, **ingest_options: object
 ) -> IngestRun:
     """Run the incremental ingest of one manual under its Redis lock and record the run.
 
     Refused (recorded, returned) when another run holds the lock; a failing ingest is recorded
-    as failed and its exception re-raised.
+    as failed and its exception re-raised. ``ingest_options`` go to ``run_ingest`` (limit, sections).
     """
-    source = source or settings.ingest.source
-    run_id = uuid.uuid4().hex
-    holder = f"{run_id} {socket.gethostname()}"
-    started_at, started = datetime.now(UTC), time.perf_counter()
+    start = RunStart(manual=manual, source=source or settings.ingest.source, trigger=trigger)
+    holder = f"{start.run_id} {socket.gethostname()}"
     client = redis.Redis.from_url(settings.redis_url)
     lock = client.lock(lock_key(settings, manual), timeout=settings.ingest.lock_ttl_s, thread_local=False)
-
-    def finish(status: str, message: str = "", **fields: object) -> IngestRun:
-        run = IngestRun(
-            run_id=run_id, manual=manual, source=source, trigger=trigger, status=status, message=message,
-            started_at=started_at, finished_at=datetime.now(UTC), seconds=round(time.perf_counter() - started, 3),
-            **fields,
-        )  # fmt: skip
-        record_run(settings.data_dir, run)
-        log.info("ingest run %s of %s: %s %s", run_id, manual, status, message)
-        return run
-
     if not lock.acquire(blocking=False, token=holder):
         other = client.get(lock.name)
         busy = other.decode() if other else "another run"
-        return finish("refused", f"an ingest of {manual} is already in progress (run {busy}); not started twice")
+        run = start.finish(settings.data_dir, "refused", f"an ingest of {manual} is already in progress (run {busy}); not started twice")
+        log.warning("ingest run %s refused: %s", start.run_id, run.message)
+        return run
     try:
-        from ingest_worker.ingest import run_ingest, serving_page_dates  # noqa: PLC0415 (heavy: embedder, stores)
-
         with _LockKeeper(lock, settings.ingest.lock_ttl_s):
-            before = serving_page_dates(settings, manual)
-            summary = run_ingest(settings, source, manual, limit=limit, sections=sections)
-            after = serving_page_dates(settings, manual)
-    except Exception as exc:
-        finish("failed", f"{type(exc).__name__}: {exc}")
-        raise
+            run, _ = recorded_ingest(settings, start, **ingest_options)
     finally:
         try:
             lock.release()
         except redis.exceptions.LockError:
-            log.error("ingest lock %s had expired before run %s ended", lock.name, run_id)
-    return finish(
-        "ok",
-        pages=summary.pages,
-        chunks=summary.chunks,
-        reembedded=summary.reembedded,
-        generation=summary.generation,
-        changed_pages=summary.changed_pages,
-        removed_pages=summary.removed_pages,
-        dates_moved=dates_moved(before, after),
-    )
+            log.error("ingest lock %s had expired before run %s ended", lock.name, start.run_id)
+    log.info("ingest run %s of %s: %d pages, %d changed", run.run_id, manual, run.pages, len(run.changed_pages))
+    return run
 
 
 @celery_app.task(name=TASK_NAME, queue=INGEST_QUEUE, acks_late=False)

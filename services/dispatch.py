@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 from celery import Celery, chain
+from kombu.exceptions import OperationalError
 
-from services.errors import as_info
+from services.errors import Unavailable, as_info
 from services.pipeline import STAGES, Stage, finish, new_state, run_stage
 from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
 from shared.celery_app import make_celery_app
@@ -75,9 +76,14 @@ def send_chain(state: PipelineState, settings: Settings, deadline: float) -> Non
     app = celery_for(settings)
     # Expired messages are dropped by workers: nobody waits for them any more.
     expires = datetime.fromtimestamp(deadline, tz=timezone.utc)
-    signatures = [app.signature(task_name(queue), queue=queue, expires=expires, immutable=False) for queue in stage_queues()]
-    signatures[0].args = (state.model_dump(mode="json"),)
-    chain(*signatures).apply_async()
+    # ignore_result: nobody reads Celery results (the question store carries them), and
+    # without it every send subscribes to a result channel.
+    signatures = [app.signature(task_name(queue), queue=queue, expires=expires, ignore_result=True) for queue in stage_queues()]
+    signatures[0].args = (state.model_dump_json(),)
+    try:
+        chain(*signatures).apply_async(retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+    except OperationalError as exc:
+        raise Unavailable(f"the Celery broker is unavailable: {exc}") from exc
 
 
 def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> str:

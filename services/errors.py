@@ -29,6 +29,13 @@ class PipelineTimeout(PipelineError):
     http_status = 504
 
 
+class Unavailable(PipelineError):
+    """The broker or the question store (Redis) cannot be reached."""
+
+    kind = "unavailable"
+    http_status = 503
+
+
 class ProviderError(PipelineError):
     """A model provider failed or kept replying malformed output after its retries."""
 
@@ -36,7 +43,7 @@ class ProviderError(PipelineError):
     http_status = 502
 
 
-_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, ProviderError)}
+_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, Unavailable, ProviderError)}
 
 
 def as_info(exc: BaseException) -> ErrorInfo:

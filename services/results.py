@@ -9,6 +9,7 @@ cursor, so a late reader replays everything and nobody misses the end.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -19,7 +20,7 @@ from typing import Literal
 import redis
 from pydantic import BaseModel
 
-from services.errors import ErrorInfo, PipelineTimeout, from_info
+from services.errors import ErrorInfo, PipelineTimeout, Unavailable, from_info
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, StageTrace
 
@@ -94,6 +95,17 @@ class MemoryStore(QuestionStore):
         return record[0] if record else None
 
 
+def _typed_redis_errors(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        try:
+            return method(*args, **kwargs)
+        except redis.RedisError as exc:
+            raise Unavailable(f"Redis is unavailable: {exc}") from exc
+
+    return wrapper
+
+
 class RedisStore(QuestionStore):
     """Distributed mode: a stream and a deadline key per question, expiring after the TTL."""
 
@@ -107,9 +119,11 @@ class RedisStore(QuestionStore):
     def _key(self, qid: str, part: str) -> str:
         return f"{self._prefix}{qid}:{part}"
 
+    @_typed_redis_errors
     def start(self, qid: str, deadline: float) -> None:
         self._redis.set(self._key(qid, "deadline"), repr(deadline), ex=self._ttl)
 
+    @_typed_redis_errors
     def add(self, qid: str, event: QuestionEvent) -> None:
         key = self._key(qid, "events")
         pipe = self._redis.pipeline(transaction=False)
@@ -117,6 +131,7 @@ class RedisStore(QuestionStore):
         pipe.expire(key, self._ttl)
         pipe.execute()
 
+    @_typed_redis_errors
     def read(self, qid: str, cursor: str, block_s: float) -> tuple[list[QuestionEvent], str]:
         block_ms = int(block_s * 1000)
         # redis-py: block=None is a plain read; block=0 would wait forever.
@@ -128,6 +143,7 @@ class RedisStore(QuestionStore):
                 cursor = entry_id
         return events, cursor
 
+    @_typed_redis_errors
     def deadline(self, qid: str) -> float | None:
         value = self._redis.get(self._key(qid, "deadline"))
         return float(value) if value is not None else None

@@ -11,13 +11,16 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import redis
+
 from shared.celery_app import STAGE_QUEUES
+from shared.config import Settings
 
 
 def worker_command(queue: str, name: str) -> list[str]:
     # solo pool: one task at a time per process, no fork; scale by running more processes.
     return [
-        sys.executable, "-m", "celery", "-A", os.environ.get("TAXNAV_SCRATCH_APP", "shared.celery_app"), "worker", "-Q", queue, "-n", f"{name}@%h",
+        sys.executable, "-m", "celery", "-A", "shared.celery_app", "worker", "-Q", queue, "-n", f"{name}@%h",
         "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "warning",
     ]  # fmt: skip
 
@@ -30,12 +33,15 @@ class WorkerPool:
     log_dir: Path | None = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
 
-    def start(self, queue: str, name: str | None = None) -> str:
+    def start(self, queue: str, name: str | None = None, env: dict[str, str] | None = None) -> str:
+        """Start a worker for ``queue`` (``env`` adds to the pool's environment)."""
         name = name or f"{queue}-{uuid.uuid4().hex[:6]}"
         log = open(self.log_dir / f"{name}.log", "wb") if self.log_dir else subprocess.DEVNULL  # noqa: SIM115
         self.processes[name] = subprocess.Popen(
-            worker_command(queue, name), env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT
+            worker_command(queue, name), env={**os.environ, **self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT
         )
+        if log is not subprocess.DEVNULL:
+            log.close()  # the worker has its own descriptor
         return name
 
     def start_all(self, queues: tuple[str, ...] = STAGE_QUEUES) -> list[str]:
@@ -63,3 +69,14 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def purge(settings: Settings) -> int:
+    """Delete every Redis key under the settings' key prefix (a finished test or benchmark
+    run's queues, results and question records). Refuses the empty prefix."""
+    prefix = settings.celery.key_prefix
+    if not prefix:
+        raise ValueError("refusing to purge without a key prefix")
+    client = redis.Redis.from_url(settings.redis_url)
+    keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+    return client.delete(*keys) if keys else 0

@@ -18,8 +18,11 @@ DEFAULT_MANUAL = "employment-income-manual"
 
 
 class StoreSettings(BaseModel):
-    # embedded: tantivy + qdrant-client local mode on disk under data_dir.
-    # distributed: OpenSearch + Qdrant servers at the URLs below.
+    # local: tantivy + qdrant-client local mode, files in the data dir's generations.
+    # servers: OpenSearch + Qdrant servers at the URLs below.
+    # auto: servers when mode=distributed, else local (distributed tests here set local:
+    # no OpenSearch/Qdrant server runs on this machine).
+    backend: Literal["auto", "local", "servers"] = "auto"
     opensearch_url: str = "http://localhost:9200"
     qdrant_url: str = "http://localhost:6333"
     request_timeout_s: float = 10.0
@@ -59,6 +62,9 @@ class RetrievalSettings(BaseModel):
     rrf_k: int = 60
     use_bm25: bool = True
     use_vectors: bool = True
+    # Chunks one page may take in the top_k: rollup brings the whole page anyway, so more
+    # would only crowd other pages out.
+    max_chunks_per_page: int = 2
 
 
 class ExpansionSettings(BaseModel):

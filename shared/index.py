@@ -20,8 +20,8 @@ import numpy as np
 from ingest_worker.ingest import load_generation, load_graph, serving_path
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
-from shared.embeddings import base_embedder
-from shared.stores import bm25_store, vector_store
+from shared.embeddings import base_embedder, embedder_identity
+from shared.stores import bm25_store, uses_servers, vector_store
 
 
 class CollectionNotFound(LookupError):
@@ -59,7 +59,7 @@ class CorpusIndex:
         path = serving_path(settings, manual)
         if path is None:
             raise CollectionNotFound(f"no ingested collection for {manual} in {settings.data_dir} (run `taxnav ingest`)")
-        key = (str(Path(settings.data_dir).resolve()), manual, settings.mode)
+        key = (str(Path(settings.data_dir).resolve()), manual, str(uses_servers(settings)))
         with cls._lock:
             cached = cls._cache.get(key)
             if cached is None or cached.path != path:
@@ -72,13 +72,17 @@ class CorpusIndex:
         return self._bm25.search(query, k)
 
     def embed_query(self, text: str) -> list[float]:
-        embedder = base_embedder(self.settings)
-        if embedder.model_name != self.embed_model:
-            raise IndexMismatch(f"collection {self.manual} was embedded with {self.embed_model}, not {embedder.model_name}; re-ingest")
-        return embedder.embed([text])[0].tolist()
+        model, _ = embedder_identity(self.settings)
+        if model != self.embed_model:
+            raise IndexMismatch(f"collection {self.manual} was embedded with {self.embed_model}, not {model}; re-ingest")
+        return base_embedder(self.settings).embed([text])[0].tolist()
 
     def vector_search(self, query_text: str, k: int) -> list[tuple[str, float]]:
-        return self._vectors.search(self.embed_query(query_text), k)
+        return self.search_vector(self.embed_query(query_text), k)
+
+    def search_vector(self, vector: list[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Nearest chunks to an already-embedded query (see ``embed_query``)."""
+        return self._vectors.search(vector, k)
 
     def chunk_vector(self, chunk_id: str) -> np.ndarray:
         vector = self._vectors.vector(chunk_id)

@@ -6,8 +6,8 @@
 'use strict';
 
 (() => {
-  // The pipeline's stages in order (services/pipeline.py STAGES). Names the page does not
-  // know are still shown, labelled from the name itself.
+  // The pipeline's stages in order (services/pipeline.py STAGES, names as in the trace). A
+  // stage the page does not know is still shown, labelled from its name.
   const STAGES = [
     ['retrieval', 'Search the manual (keywords and meaning)'],
     ['expansion', 'Follow cross-references'],
@@ -16,11 +16,6 @@
     ['stitching', 'Write the answer from the pages'],
     ['verification', 'Check each sentence against its source'],
   ];
-  const STAGE_ALIASES = {
-    scope: 'scope_guard', guard: 'scope_guard', graph: 'expansion', graph_expansion: 'expansion',
-    page_rollup: 'rollup', stitch: 'stitching', verify: 'verification', hybrid_retrieval: 'retrieval',
-  };
-  const EXTRA_STAGE_LABELS = { scope_guard: 'Check the question is in scope' };
 
   const VERDICTS = {
     supported: { icon: '✓', label: 'Supported' },
@@ -75,8 +70,6 @@
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value === null || value === undefined || value === false) continue;
       if (key === 'class') node.className = value;
-      else if (key === 'text') node.textContent = value;
-      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
       else node.setAttribute(key, value === true ? '' : String(value));
     }
     for (const child of children.flat()) {
@@ -275,7 +268,6 @@
 
   class Turn {
     constructor(question) {
-      this.question = question;
       this.stageItems = new Map();
       this.stageList = el('ol', { class: 'stages' });
       this.progressSummary = el('summary', {}, 'Working on it…');
@@ -287,6 +279,7 @@
         this.result);
       this.addStage('received', 'Question received');
       for (const [name, label] of STAGES) this.addStage(name, label);
+      this.stageList.append(...this.stageItems.values());
     }
 
     addStage(name, label) {
@@ -299,17 +292,15 @@
     }
 
     stageDone(trace, quiet = false) {
-      const raw = String(trace.stage || '').toLowerCase();
-      const name = STAGE_ALIASES[raw] || raw;
+      const name = String(trace.stage || '');
       let item = this.stageItems.get(name);
       if (!item) {
         // A stage this page does not list: show it after the last finished one.
-        item = this.addStage(name, EXTRA_STAGE_LABELS[name] || humanise(name));
+        item = this.addStage(name, humanise(name));
         const finished = [...this.stageList.querySelectorAll('.is-done')];
         const after = finished.length ? finished[finished.length - 1] : null;
         if (after) after.after(item); else this.stageList.prepend(item);
       }
-      if (!item.isConnected) this.stageList.append(item);
       if (item.classList.contains('is-done')) return;
       item.className = 'stage is-done';
       item.querySelector('.stage-icon').textContent = '●';
@@ -319,10 +310,6 @@
       if (typeof count === 'number' && count > 0) parts.push(`${count} candidate${count === 1 ? '' : 's'}`);
       item.querySelector('.stage-meta').textContent = parts.length ? `done · ${parts.join(' · ')}` : 'done';
       if (!quiet && name !== 'received') announce(`Done: ${item.querySelector('.stage-label').textContent}.`);
-    }
-
-    mountStages() {
-      for (const item of this.stageItems.values()) this.stageList.append(item);
     }
 
     finishProgress(result) {
@@ -433,17 +420,33 @@
     return list;
   }
 
+  /** The cited pages, each once, with the footnotes that point into it. */
   function renderSourceList(sentences, byParagraph, numbers) {
-    const sources = el('ul', { class: 'source-list' });
+    const pages = new Map(); // section id (or the bare paragraph id) -> [[pid, n], ...]
     for (const [pid, n] of numbers) {
-      const citation = byParagraph.get(pid);
-      const firstClaim = sentences.find((s) => (s.citations || []).includes(pid));
-      const button = el('button', { type: 'button', class: 'linkish', 'aria-controls': 'source-panel', 'aria-expanded': 'false' },
-        citation ? citationLabel(citation) : pid);
-      button.addEventListener('click', () => panel.open(citation, pid, n, firstClaim ? firstClaim.text : '', button));
-      sources.append(el('li', {}, el('span', { class: 'source-num' }, `[${n}]`), button));
+      const key = byParagraph.has(pid) ? byParagraph.get(pid).section_id : pid;
+      if (!pages.has(key)) pages.set(key, []);
+      pages.get(key).push([pid, n]);
     }
-    return el('div', { class: 'sources' }, el('h4', {}, 'Sources'), sources);
+    const list = el('ul', { class: 'source-list' });
+    for (const [key, refs] of pages) {
+      const citation = byParagraph.get(refs[0][0]);
+      const markers = refs.map(([pid, n]) => {
+        const claim = sentences.find((s) => (s.citations || []).includes(pid));
+        const button = el('button', {
+          type: 'button', class: 'fn', 'aria-controls': 'source-panel', 'aria-expanded': 'false',
+          'aria-label': `Source ${n}`,
+        }, String(n));
+        button.addEventListener('click', () => panel.open(byParagraph.get(pid), pid, n, claim ? claim.text : '', button));
+        return button;
+      });
+      const href = citation ? safeHref(citation.url) : null;
+      const name = citation ? `${citation.section_id}: ${citation.title}` : key;
+      list.append(el('li', {}, el('span', { class: 'source-markers' }, markers),
+        href ? el('a', { href, rel: 'noopener noreferrer', target: '_blank' }, name,
+          el('span', { class: 'visually-hidden' }, ' (on GOV.UK, opens in a new tab)')) : el('span', {}, name)));
+    }
+    return el('div', { class: 'sources' }, el('h4', {}, 'Sources'), list);
   }
 
   function renderAnswer(answer, byParagraph) {
@@ -520,6 +523,9 @@
       if (value.every(looksLikeSentence)) return renderSentences(value, byParagraph, new Map());
       if (value.every(looksLikeParagraph)) return el('div', { class: 'quoted-list' }, value.map((v) => renderParagraphCard(v, byParagraph)));
       if (isRecordList(value)) return renderTable(value, byParagraph);
+      if (value.every((v) => typeof v === 'string' && v.length <= 16 && !byParagraph.has(v))) {
+        return el('span', { class: 'inline-list' }, value.join(', ')); // ids and short terms read as a line
+      }
       return el('ul', { class: 'evidence-list' }, value.map((v) => el('li', {}, renderValue(v, byParagraph))));
     }
     if (isPlainObject(value)) {
@@ -591,7 +597,8 @@
         renderParagraphCard(side, byParagraph)))));
     }
     if (evidence.what_would_decide) {
-      parts.push(el('div', { class: 'decider' }, el('h4', {}, 'What would decide it'), renderValue(evidence.what_would_decide, byParagraph)));
+      parts.push(el('div', { class: 'decider' }, el('h4', {}, 'What would decide it'),
+        el('p', { class: 'decider-text' }, renderValue(evidence.what_would_decide, byParagraph))));
       delete evidence.what_would_decide;
     }
     return parts;
@@ -725,7 +732,6 @@
     }
     $('followup-form').hidden = true;
     const turn = new Turn(question);
-    turn.mountStages();
     thread.append(turn.node);
     turn.node.scrollIntoView({ block: 'nearest' });
     const run = { turn, source: null, cancelled: false };

@@ -39,6 +39,7 @@ KEEP_RATIO = 0.72  # recall-greedy keeps pages within this share of the best pag
 LINKED_RATIO = 0.55  # a page the kept pages link to needs less
 STRICT_RATIO = 0.92
 VECTOR_WEIGHT = 0.5
+AUTHORITY_WEIGHT = 0.15
 
 
 @dataclass
@@ -80,6 +81,19 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
         sim = max((float(np.dot(index.chunk_vector(c.id), vector)) for c in bundle.chunks), default=0.0) if vector is not None else cov
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
+    # Authority among the candidates: the manual's authors send readers from examples and
+    # detail pages to the page that states the rule, so a page that relevant candidates
+    # link to gains (one step of link analysis over the candidate set).
+    by_id = {s.bundle.section_id: s for s in out}
+    authority = dict.fromkeys(by_id, 0.0)
+    for s in out:
+        for target in {x.target_section for x in index.xrefs_from(s.bundle.section_id)}:
+            if target in authority and target != s.bundle.section_id:
+                authority[target] += s.relevance
+    top = max(authority.values(), default=0.0)
+    if top > 0:
+        for sid, value in authority.items():
+            by_id[sid].relevance += AUTHORITY_WEIGHT * value / top
     return out
 
 
@@ -118,10 +132,15 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 8
+MAX_SENTENCES = 9
 PER_PAGE = 3
-MIN_UNIT_SCORE = 0.25  # share of the question's weight a quoted sentence must carry
-FIGURE_BONUS = 0.15
+LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
+RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
+LENGTH_B = 0.5
+AVG_UNIT_TERMS = 14.0
+LEAD_BONUS = 0.06
+FIGURE_BONUS = 0.12
+CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
 
 
 @dataclass
@@ -166,46 +185,77 @@ def _lookup_rows(rows: list[str], numbers: list[float]) -> set[int]:
     return picked
 
 
-def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
+def _is_figure(fact: str) -> bool:
+    return fact[-1] in "%p" or (fact.replace(".", "").isdigit() and len(fact) >= 2)
+
+
+def score_units(query: Query, selection: SelectionResult, settings: Settings) -> list[Unit]:
+    """Every quotable sentence (or table row) of the selected pages, scored for the question."""
     index = CorpusIndex.open(settings, query.manual)
     weights = _weights(query.question, corpus_stats(index))
     rate_question = bool(_RATE_INTENT.search(query.question))
     q_facts = checkable_facts(query.question)
     q_numbers = [float(n) for n in _NUM.findall(query.question) if 10 <= float(n) < 1900]
+    vector = query_vector(index, query.question) if settings.retrieval.use_vectors else None
     units: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
+        page_prior = 1.0 / (1 + 0.35 * rank)  # pages come best first from selection
         for chunk in bundle.chunks:
             context = set(terms(" ".join(chunk.heading_path[-2:])))
+            chunk_sim = float(np.dot(index.chunk_vector(chunk.id), vector)) if vector is not None else 0.0
             for p_index, paragraph in enumerate(chunk.paragraphs):
                 pieces = _units(paragraph)
                 lookup = _lookup_rows(pieces, q_numbers) if paragraph.kind == "table" and q_numbers else set()
                 for u_index, piece in enumerate(pieces):
-                    own = set(terms(piece))
-                    score = coverage(weights, own) + 0.3 * coverage(weights, context - own)
+                    own_terms = terms(piece)
+                    own = set(own_terms)
+                    # Short sentences that say the rule are not outscored by long ones that
+                    # merely mention more of the question's words (BM25-style length norm).
+                    norm = 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS)
+                    lexical = coverage(weights, own) * min(norm, 1.5) + CONTEXT_WEIGHT * coverage(weights, context - own)
+                    score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
+                    if chunk.position == 0 and p_index <= 1:
+                        score += LEAD_BONUS  # the manual states the rule first, then the detail
                     facts = checkable_facts(piece)
-                    if rate_question and any(f[-1] in "%p" or f.replace(".", "").isdigit() for f in facts):
+                    if rate_question and any(_is_figure(f) for f in facts):
                         score += FIGURE_BONUS
                     if facts & q_facts:
                         score += FIGURE_BONUS
                     if u_index in lookup:
                         score += 2 * FIGURE_BONUS
                     units.append(Unit(piece, paragraph, rank, (chunk.position, p_index, u_index), score))
+    return units
+
+
+def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
+    units = score_units(query, selection, settings)
+    if not units:
+        return Draft(sentences=[])
+    ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
+    floor = RELATIVE_FLOOR * ranked[0].score
     chosen: list[Unit] = []
     per_page: dict[int, int] = {}
-    for unit in sorted(units, key=lambda u: (-u.score, u.page_rank, u.order)):
-        if len(chosen) >= MAX_SENTENCES:
-            break
-        if unit.score < MIN_UNIT_SCORE or per_page.get(unit.page_rank, 0) >= PER_PAGE:
-            continue
-        if any(unit.text == c.text for c in chosen):
-            continue
+
+    def take(unit: Unit) -> None:
         chosen.append(unit)
         per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+
+    # First the best sentence of each leading page, then the best of the rest.
+    for rank in range(min(LEAD_PAGES, len(selection.pages))):
+        best = next((u for u in ranked if u.page_rank == rank), None)
+        if best is not None and best.score >= floor:
+            take(best)
+    for unit in ranked:
+        if len(chosen) >= MAX_SENTENCES or unit.score < floor:
+            break
+        if per_page.get(unit.page_rank, 0) >= PER_PAGE or any(unit.text == c.text for c in chosen):
+            continue
+        take(unit)
     # A quoted table row needs its header row to be read.
     for unit in list(chosen):
         if unit.paragraph.kind == "table" and unit.order[2] > 0:
-            header = unit.paragraph.text.splitlines()[0]
             if not any(c.paragraph.id == unit.paragraph.id and c.order[2] == 0 for c in chosen):
+                header = unit.paragraph.text.splitlines()[0]
                 chosen.append(Unit(header, unit.paragraph, unit.page_rank, (*unit.order[:2], 0), unit.score))
     chosen.sort(key=lambda u: (u.page_rank, u.order))
     return Draft(sentences=[DraftSentence(text=u.text, citations=[u.paragraph.id]) for u in chosen])

@@ -12,6 +12,7 @@ from collections import OrderedDict
 import numpy as np
 
 from shared.config import Settings
+from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
 from shared.index import CorpusIndex
 from services.stages.text import STOPWORDS, words
@@ -41,15 +42,25 @@ def query_vector(index: CorpusIndex, question: str) -> np.ndarray:
     return cached if cached is not None else remember_vector(index, question, index.embed_query(question))
 
 
-def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int) -> list[ScoredChunk]:
-    """Reciprocal rank fusion of named ranked lists of chunk ids (best first)."""
+def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: int | None = None) -> list[ScoredChunk]:
+    """Reciprocal rank fusion of named ranked lists of chunk ids (best first); at most
+    ``per_page`` chunks of one page in the result when given."""
     scores: dict[str, float] = {}
     seen_in: dict[str, list[str]] = {}
     for name, ids in ranked_lists.items():
         for rank, cid in enumerate(dict.fromkeys(ids), start=1):  # a duplicate keeps its best rank
             scores[cid] = scores.get(cid, 0.0) + 1.0 / (rrf_k + rank)
             seen_in.setdefault(cid, []).append(name)
-    ordered = sorted(scores, key=lambda c: (-scores[c], c))[:top_k]
+    ordered: list[str] = []
+    taken: dict[str, int] = {}
+    for cid in sorted(scores, key=lambda c: (-scores[c], c)):
+        page = section_of(cid)
+        if per_page is not None and taken.get(page, 0) >= per_page:
+            continue
+        taken[page] = taken.get(page, 0) + 1
+        ordered.append(cid)
+        if len(ordered) == top_k:
+            break
     return [
         ScoredChunk(chunk_id=c, score=scores[c], source="hybrid" if len(seen_in[c]) > 1 else seen_in[c][0])  # type: ignore[arg-type]
         for c in ordered
@@ -70,9 +81,10 @@ def retrieve(query: Query, settings: Settings) -> RetrievalResult:
     if cfg.use_bm25:
         lists["bm25"] = [cid for cid, _ in index.bm25_search(bm25_text(query.question), depth)]
     if cfg.use_vectors:
-        vector = [float(x) for x in query_vector(index, query.question)]
-        lists["vector"] = [cid for cid, _ in index.vector_search(query.question, depth)]
-    return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k), query_vector=vector)
+        array = query_vector(index, query.question)
+        vector = [float(x) for x in array]
+        lists["vector"] = [cid for cid, _ in index.search_vector(array, depth)]
+    return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector)
 
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:

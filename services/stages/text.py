@@ -1,7 +1,7 @@
 """Small text helpers the stages share: terms, light stemming, sentence units, figures.
 
-Deterministic and dependency-free, so the scope guard, selection, stitching and the
-verifier all see the same words and the same numbers.
+Deterministic, so the scope guard, selection, stitching and the verifier all see the same
+words and the same numbers.
 """
 
 from __future__ import annotations
@@ -38,55 +38,41 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A light suffix stripper: enough to meet 'vouchers'/'voucher', 'taxed'/'taxable'/'tax'."""
-    w = word
-    if len(w) <= 3 or w.isdigit():
-        return w
-    for suffix, repl in (
-        ("ational", "ate"),
-        ("ations", "ate"),
-        ("ation", "ate"),
-        ("ments", ""),
-        ("ment", ""),
-        ("ness", ""),
-        ("ables", ""),
-        ("able", ""),
-        ("ibly", ""),
-        ("ings", ""),
-        ("ing", ""),
-        ("ies", "y"),
-        ("ied", "y"),
-        ("sses", "ss"),
-        ("ers", ""),
-        ("er", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("ly", ""),
-        ("s", ""),
-    ):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
-            w = w[: len(w) - len(suffix)] + repl
-            break
-    if len(w) > 4 and w.endswith("e"):
-        w = w[:-1]
-    return w
+@lru_cache(maxsize=1)
+def _analyzer():  # noqa: ANN202  (a tantivy TextAnalyzer)
+    # The same chain as the BM25 index (simple tokens, lowercase, English Porter stemmer), so
+    # the stages weigh the words the keyword search matched on.
+    import tantivy  # noqa: PLC0415
+
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+@lru_cache(maxsize=1)
+def _stop_stems() -> frozenset[str]:
+    return frozenset(_analyzer().analyze(" ".join(STOPWORDS)))
+
+
+@lru_cache(maxsize=1)
+def _question_stems() -> frozenset[str]:
+    return frozenset(_analyzer().analyze(" ".join(QUESTION_WORDS))) | _stop_stems()
 
 
 def terms(text: str) -> list[str]:
-    """Content terms: stemmed words without stop words (digits kept: '401', '2014')."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1]
+    """Content terms: Porter-stemmed words without stop words (digits kept: '401', '2014')."""
+    stop = _stop_stems()
+    return [t for t in _analyzer().analyze(text.replace("\u2019", "'")) if len(t) > 1 and t not in stop]
 
 
 def query_terms(text: str) -> list[str]:
     """Terms of a question, without the words that only make it a question (order kept, unique)."""
-    seen: dict[str, None] = {}
-    for w in words(text):
-        if w in STOPWORDS or w in QUESTION_WORDS or len(w) < 2:
-            continue
-        seen.setdefault(stem(w), None)
-    return list(seen)
+    skip = _question_stems()
+    return list(dict.fromkeys(t for t in _analyzer().analyze(text.replace("\u2019", "'")) if len(t) > 1 and t not in skip))
 
 
 def has_negation(text: str) -> bool:
@@ -245,9 +231,8 @@ class CorpusStats:
         self.df: dict[str, int] = {}
         vocab: set[str] = set()
         for text in chunk_texts:
-            ws = words(text)
-            vocab.update(ws)
-            for t in {stem(w) for w in ws if w not in STOPWORDS}:
+            vocab.update(words(text))
+            for t in set(terms(text)):
                 self.df[t] = self.df.get(t, 0) + 1
         self.vocab = frozenset(vocab)
 

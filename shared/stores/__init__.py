@@ -1,6 +1,7 @@
 """Store adapters: BM25 (tantivy | OpenSearch) and vectors (qdrant-client local | Qdrant server).
 
-``settings.mode`` picks the pair; both factories take the generation they read or build.
+``settings.stores.backend`` picks the pair (auto: servers in distributed mode); both factories
+take the generation they read or build.
 """
 
 from __future__ import annotations
@@ -14,16 +15,21 @@ from shared.stores.vectors import EmbeddedVectorStore, QdrantVectorStore, Vector
 BM25_DIR = "bm25"
 
 
+def uses_servers(settings: Settings) -> bool:
+    backend = settings.stores.backend
+    return backend == "servers" or (backend == "auto" and settings.mode == "distributed")
+
+
 def bm25_store(settings: Settings, manual: str, generation_dir: Path, generation: str) -> Bm25Store:
-    if settings.mode == "distributed":
+    if uses_servers(settings):
         return OpenSearchBm25Store(settings.stores.opensearch_url, manual, generation, settings.stores.request_timeout_s)
     return TantivyBm25Store(generation_dir / BM25_DIR)
 
 
 def vector_store(settings: Settings, manual: str, generation_dir: Path, generation: str) -> VectorStore:
-    if settings.mode == "distributed":
+    if uses_servers(settings):
         return QdrantVectorStore.connect(settings.stores.qdrant_url, manual, generation, settings.stores.request_timeout_s)
     return EmbeddedVectorStore(generation_dir, manual, generation)
 
 
-__all__ = ["Bm25Store", "VectorStore", "bm25_store", "vector_store"]
+__all__ = ["Bm25Store", "VectorStore", "bm25_store", "uses_servers", "vector_store"]

@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     questions = load_questions(getattr(args, "questions", None) or DEFAULT_QUESTIONS)
     clients = getattr(args, "clients", None) or 8
     rounds = getattr(args, "rounds", None) or 2
-    requests = max(200, len(questions) * 4)
+    requests = getattr(args, "requests", None) or max(200, len(questions) * 4)
     data_dir = str(settings.data_dir)
     report: dict = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},

@@ -5,13 +5,13 @@ same index in the same process."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from shared.config import Settings
-from shared.contracts.api import QuestionRequest, QuestionResult
+from shared.contracts.api import QuestionRequest
 from shared.contracts.pipeline import PipelineState, Query
 from taxnav.evaluation.peer import PeerResult, run_peer
 from taxnav.evaluation.scoring import (
@@ -95,19 +95,16 @@ class EvalRun(BaseModel):
     variants: list[VariantRun]
     peer: PeerResult
     ingested: dict[str, Any] | None = None  # the ingest summary when the run had to ingest
-    ours_top_k: int = Field(12)
 
 
-Asker = Callable[[QuestionRequest, Settings], QuestionResult]
+def ask_all(questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn) -> list[QuestionOutcome]:
+    """Every question through the API's embedded code path, timed end to end, scored."""
+    from services.pipeline import answer_question  # noqa: PLC0415  (imports the stages and the index)
 
-
-def ask_all(
-    questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn, ask: Asker
-) -> list[QuestionOutcome]:
     outcomes = []
     for question in questions:
         started = time.perf_counter()
-        result = ask(QuestionRequest(question=question.question, manual=settings.manual), settings)
+        result = answer_question(QuestionRequest(question=question.question, manual=settings.manual), settings)
         latency_ms = (time.perf_counter() - started) * 1000
         outcomes.append(score_result(question, result, latency_ms, facts, RETRIEVAL_STAGE))
     return outcomes
@@ -158,7 +155,7 @@ def run_eval(
             earlier = by_settings[key]
             runs.append(earlier.model_copy(update={"name": name, "overrides": VARIANTS[name], "same_as": earlier.name}))
             continue
-        outcomes = ask_all(questions, variant_settings, checkable_facts, answer_question)
+        outcomes = ask_all(questions, variant_settings, checkable_facts)
         run = VariantRun(name=name, overrides=VARIANTS[name], outcomes=outcomes, metrics=aggregate(outcomes, stages))
         by_settings[key] = run
         runs.append(run)
@@ -179,5 +176,4 @@ def run_eval(
         variants=runs,
         peer=peer,
         ingested=ingested,
-        ours_top_k=settings.retrieval.top_k,
     )

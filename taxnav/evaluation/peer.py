@@ -112,7 +112,7 @@ def _side(name: str, rows: list[RetrievalRow]) -> RetrievalSide:
 
 def run_peer(index: CorpusIndex, questions: Sequence[EvalQuestion], top_k: int, ours: Retrieve, ours_name: str) -> PeerResult:
     """Our retrieval and the peer's, question by question in one loop, so both see the same
-    process state (the query-embedding cache is warm for both: the variants ran first)."""
+    process state (each embeds the query inside its timed call)."""
     peer = HaystackHybrid(index, top_k)
     for retrieve in (ours, peer.retrieve):
         retrieve(questions[0].question)  # warm-up, untimed

@@ -190,8 +190,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{_ms(peer['ours_median_retrieval_ms'])} |",
         f"| {peer['name']} | {_pct(peer['recall_at_12'])} | {_ms(peer['median_retrieval_ms'])} |",
         "",
-        f"Both over the same {peer['documents']} chunks and stored vectors, queried with our embedder, question by "
-        "question in one loop after the variants ran (so the query-embedding cache is equally warm for both).",
+        f"Both over the same {peer['documents']} chunks (same text, same stored vectors), each query embedded by our "
+        "embedder inside the timed call, measured question by question in one loop after the variants ran.",
         "",
     ]
 

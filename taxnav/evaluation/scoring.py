@@ -10,8 +10,8 @@ Definitions (the report repeats them):
   |gold|) / |gold|. Only questions with gold sections count.
 - key-fact coverage: share of all ``key_facts`` (answerable questions) found in the answer
   text, compared after decoding entities, folding case, quotes, dashes and dropping £ signs
-  (the eval set writes some amounts without the £ the page spells as an entity), and only on
-  token boundaries so "5p" is not found inside "45p".
+  (the eval set writes some amounts without the £ the page spells as an entity), and not inside
+  a longer number or word, so "5p" is not found inside "45p".
 - groundedness: share of claims whose checkable facts (numbers, amounts, percentages, dates,
   section references; extracted by the verifier's own function) all appear in the paragraphs
   the claim cites. A claim without a resolvable citation is not grounded.
@@ -161,13 +161,20 @@ def normalise_text(text: str) -> str:
     return " ".join(html.unescape(text).translate(_FOLD).casefold().split())
 
 
+_NO_LETTER_BEFORE = r"(?<![^\W\d_])"
+_NO_LETTER_AFTER = r"(?![^\W\d_])"
+
+
 def key_fact_found(fact: str, answer_text: str) -> bool:
     needle = normalise_text(fact)
     if not needle:
         return True
-    # Not inside a longer word or number: "5p" is not in "45p", "5,000" not in "15,000" or "5,0001".
-    pattern = rf"(?<!\w)(?<!\d[.,]){re.escape(needle)}(?!\w)(?![.,]\d)"
-    return re.search(pattern, normalise_text(answer_text)) is not None
+    # Not inside a longer number or word ("5p" is not in "45p", "5,000" not in "15,000" or
+    # "5,000.50", "rate" not in "separate"), but the scrape's run-together cells still count:
+    # "25p" is in "45p25p" and "10,000" in "First 10,000After that", as on the page itself.
+    before = r"(?<!\d)(?<!\d[.,])" if needle[0].isdigit() else _NO_LETTER_BEFORE if needle[0].isalpha() else ""
+    after = r"(?!\d)(?![.,]\d)" if needle[-1].isdigit() else _NO_LETTER_AFTER if needle[-1].isalpha() else ""
+    return re.search(before + re.escape(needle) + after, normalise_text(answer_text)) is not None
 
 
 def claim_grounded(claim: str, cited_texts: Sequence[str], facts: FactsFn) -> tuple[bool, list[str]]:

@@ -10,12 +10,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
 import uvicorn
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from gateway.app import create_app
 from shared.config import Settings
@@ -60,16 +62,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def gateway_settings(slice_data_dir: Path) -> Settings:
-    return Settings(data_dir=slice_data_dir, mode="embedded")
-
-
-@pytest.fixture(scope="session")
-def gateway_url(gateway_settings: Settings) -> Iterator[str]:
-    """The real gateway app (pipeline in process) on the slice, over real HTTP."""
+@contextmanager
+def serve_gateway(settings: Settings) -> Iterator[str]:
+    """The real gateway app (pipeline in process) for ``settings``, over real HTTP."""
     port = _free_port()
-    config = uvicorn.Config(create_app(gateway_settings), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="gateway", daemon=True)
     thread.start()
@@ -78,13 +75,25 @@ def gateway_url(gateway_settings: Settings) -> Iterator[str]:
         if not thread.is_alive() or time.monotonic() > deadline:
             pytest.fail("the gateway did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
+@pytest.fixture(scope="module")
+def gateway_url(slice_settings: Settings) -> Iterator[str]:
+    """The gateway on the ingested slice (a test module may override this fixture)."""
+    with serve_gateway(slice_settings) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(gateway_url: str) -> Iterator[Browser]:
+    """Module scope: Playwright's sync API keeps an event loop running in this thread, so
+    nothing may call asyncio.run (the slice's ingest does) while it is up; the gateway, and
+    with it the slice, is therefore ready first and the browser closes with the module."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium chromium-driver (never `playwright install`)")
     with sync_playwright() as playwright:
@@ -145,3 +154,26 @@ def visit(browser: Browser, gateway_url: str) -> Iterator[Visit]:
 @pytest.fixture
 def phone_visit(browser: Browser, gateway_url: str) -> Iterator[Visit]:
     yield from _open(browser, gateway_url, PHONE)
+
+
+# ---- helpers the browser tests share
+
+
+def api_result(base_url: str, question: str) -> dict:
+    """What the API itself answers for a question (the pipeline is deterministic)."""
+    response = httpx.post(f"{base_url}/v1/questions", json={"question": question, "wait": True}, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def ask(visit: Visit, question: str, box: str = "#question") -> None:
+    """Type a question, press Enter, wait until its turn has finished."""
+    turns = visit.page.locator("#thread > .turn").count()
+    visit.page.fill(box, question)
+    visit.page.press(box, "Enter")
+    expect(visit.page.locator("#thread > .turn")).to_have_count(turns + 1 if box == "#followup" or turns == 0 else 1)
+    expect(visit.page.locator("#thread > .turn").last).to_have_attribute("aria-busy", "false")
+
+
+def last_turn(page: Page) -> Locator:
+    return page.locator("#thread > .turn").last

@@ -12,11 +12,11 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from taxnav.evaluation.cli import DEFAULT_QUESTIONS
 from taxnav.evaluation.scoring import EvalQuestion, load_questions
-from tests.browser.conftest import Visit
+from tests.browser.conftest import Visit, api_result, ask, last_turn
 
 pytestmark = pytest.mark.browser
 
@@ -33,36 +33,13 @@ def eval_question(qid: str) -> EvalQuestion:
     return next(q for q in load_questions(DEFAULT_QUESTIONS) if q.id == qid)
 
 
-@pytest.fixture(scope="session")
-def mileage_question(gateway_settings) -> EvalQuestion:
+@pytest.fixture(scope="module")
+def mileage_question(gateway_url: str) -> EvalQuestion:
     """D01 (approved mileage rates): answerable from the slice, its gold page is in it."""
-    from shared.index import CorpusIndex  # noqa: PLC0415  (heavy)
-
     question = eval_question("D01")
-    pages = CorpusIndex.open(gateway_settings).pages
-    missing = [s for s in question.gold_sections if s not in pages]
+    missing = [s for s in question.gold_sections if httpx.get(f"{gateway_url}/v1/pages/{s}", timeout=30).status_code != 200]
     assert not missing, f"the test slice lacks D01's gold pages {missing}"
     return question
-
-
-def api_result(base_url: str, question: str) -> dict:
-    """What the API itself answers for a question (the pipeline is deterministic)."""
-    response = httpx.post(f"{base_url}/v1/questions", json={"question": question, "wait": True}, timeout=60)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def ask(visit: Visit, question: str, box: str = "#question") -> None:
-    """Type a question, press Enter, wait until its turn has finished."""
-    turns = visit.page.locator("#thread > .turn").count()
-    visit.page.fill(box, question)
-    visit.page.press(box, "Enter")
-    expect(visit.page.locator("#thread > .turn")).to_have_count(turns + 1 if box == "#followup" or turns == 0 else 1)
-    expect(visit.page.locator("#thread > .turn").last).to_have_attribute("aria-busy", "false")
-
-
-def last_turn(page: Page):
-    return page.locator("#thread > .turn").last
 
 
 def test_answer_shows_each_sentence_with_its_verdict_and_footnotes(visit: Visit, mileage_question: EvalQuestion) -> None:
@@ -174,22 +151,45 @@ def test_footnotes_work_from_the_keyboard(visit: Visit, mileage_question: EvalQu
     expect(page.locator("#source-panel")).to_be_hidden()
 
 
-def test_out_of_scope_question_shows_its_card(visit: Visit) -> None:
-    question = eval_question("D41")  # VAT registration threshold
-    assert question.refusal == "out_of_scope"
+# The eval set's refusals the slice reaches for real, and each card's own heading.
+REFUSAL_CARDS = {
+    "D41": ("out_of_scope", "Outside what this navigator covers"),  # VAT registration threshold
+    "D45": ("malformed", "That could not be read as a question"),  # keyboard mash
+    "D47": ("low_coverage", "The manual does not cover this well enough"),  # the £500 medical exemption (post-2014)
+    "D49": ("stale", "The manual may be out of date for this"),  # van benefit for 2025-26
+}
+
+
+@pytest.mark.parametrize("qid", sorted(REFUSAL_CARDS))
+def test_refusal_shows_the_card_for_its_category(visit: Visit, qid: str) -> None:
+    question = eval_question(qid)
+    category, heading = REFUSAL_CARDS[qid]
+    assert question.refusal == category
     expected = api_result(visit.base_url, question.question)
-    assert expected["status"] == "refused" and expected["refusal"]["category"] == "out_of_scope"
+    assert expected["status"] == "refused" and expected["refusal"]["category"] == category, expected["refusal"]
     ask(visit, question.question)
 
-    card = last_turn(visit.page).locator(".refusal")
+    turn = last_turn(visit.page)
+    card = turn.locator(".refusal")
     expect(card).to_have_count(1)
-    expect(card).to_have_attribute("data-category", "out_of_scope")
-    expect(card.locator("h3")).to_have_text(re.compile("Outside what this navigator covers"))
-    expect(card.locator(".card-message")).to_contain_text(expected["refusal"]["message"])
-    expect(last_turn(visit.page).locator(".sentence")).to_have_count(0)
-    # No stage ran: the scope guard refused before retrieval.
-    expect(last_turn(visit.page).locator(".stage.is-skipped")).to_have_count(len(visit.page.locator(".stage").all()) - 1)
-    visit.shot("03-out-of-scope")
+    expect(card).to_have_attribute("data-category", category)
+    expect(card.locator("h3")).to_have_text(re.compile(heading))
+    expect(card.locator(".card-message")).to_have_text(f"Why: {expected['refusal']['message']}")
+    expect(turn.locator(".sentence")).to_have_count(0)
+    if category in ("out_of_scope", "malformed"):
+        # The scope guard refused before retrieval: no pipeline stage ran.
+        expect(turn.locator(".stage.is-skipped")).to_have_count(turn.locator(".stage").count() - 1)
+        expect(turn.locator(".progress summary")).to_have_text(re.compile("refused before searching"))
+    if category == "stale":
+        evidence = expected["refusal"]["evidence"]
+        latest = datetime.fromisoformat(evidence["latest_update"])
+        expect(card).to_contain_text(evidence["asked_for"])
+        expect(card).to_contain_text(f"{latest.day} {latest:%B %Y}")
+        rows = card.locator(".evidence-table tbody tr")
+        expect(rows).to_have_count(len(evidence["pages"]))
+        for row, page in zip(rows.all(), evidence["pages"]):
+            expect(row.locator("a")).to_have_attribute("href", page["url"])
+    visit.shot(f"03-refusal-{category}")
 
 
 def test_empty_question_gets_a_clear_message_and_is_not_sent(visit: Visit) -> None:
@@ -239,6 +239,26 @@ def test_api_error_is_shown_with_its_message(visit: Visit) -> None:
     expect(last_turn(visit.page).locator(".turn-question")).to_contain_text(f"({len(question.strip()):,} characters in all)")
     expect(visit.page.locator("#question")).to_have_value(question)
     visit.shot("06-api-error")
+
+
+def test_a_dropped_event_stream_falls_back_to_asking_for_the_result(visit: Visit, mileage_question: EvalQuestion) -> None:
+    expected = api_result(visit.base_url, mileage_question.question)
+    visit.page.route("**/v1/questions/*/events", lambda route: route.abort())  # the stream breaks
+    ask(visit, mileage_question.question)
+    rows = last_turn(visit.page).locator(".sentence .sentence-text")
+    expect(rows).to_have_count(len(expected["answer"]["sentences"]))
+    for row, sentence in zip(rows.all(), expected["answer"]["sentences"]):
+        expect(row).to_contain_text(sentence["text"])
+    assert any(re.search(r"/v1/questions/[\w-]+$", url) for url in visit.requests), "the page never polled for the result"
+
+
+def test_an_unreachable_service_is_a_clear_message(visit: Visit) -> None:
+    visit.page.route("**/v1/questions", lambda route: route.abort("connectionrefused"))
+    ask(visit, "Is a company car taxable?")
+    card = last_turn(visit.page).locator(".card-error")
+    expect(card).to_have_attribute("role", "alert")
+    expect(card).to_contain_text("Could not reach the navigator service")
+    expect(visit.page.locator("#followup")).to_be_visible()  # the person can simply try again
 
 
 def test_text_from_the_api_is_never_parsed_as_html(visit: Visit) -> None:

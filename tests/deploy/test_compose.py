@@ -177,7 +177,9 @@ def test_every_registered_task_routes_to_a_served_queue(app_services: dict[str, 
         assert ours, f"{app_path} registers no tasks"
         for name in ours:
             task = app.tasks[name]
-            queue = getattr(task, "queue", None) or app.amqp.router.route({}, name)["queue"].name
+            # What apply_async does: the task's own options, then task_routes, then the default queue.
+            options = {k: v for k, v in task._get_exec_options().items() if v is not None}
+            queue = app.amqp.router.route(options, name, (), {}, task)["queue"].name
             assert queue in served, f"{name} (via {app_path}) goes to queue {queue!r}, which no service consumes"
 
 
@@ -304,11 +306,13 @@ def assert_reaches_settings(var: str, value: str) -> None:
     assert got == expected, f"{var}={value!r} arrived as {got!r}"
 
 
-def code_reads(leaf: str) -> bool:
-    """Some module other than the settings file reads ``settings....<leaf>``."""
+def code_reads(path: list[str]) -> bool:
+    """Some module other than the settings file reads the field: ``settings.<field>`` or
+    ``<section>.<field>`` (names like ``port`` alone would match anything)."""
+    pattern = rf"settings\.{path[0]}\b" if len(path) == 1 else rf"\b{path[-2]}\.{path[-1]}\b"
     for package in SOURCE_PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            if path != ROOT / "shared" / "config.py" and re.search(rf"\.{leaf}\b", path.read_text()):
+        for file in (ROOT / package).rglob("*.py"):
+            if file != ROOT / "shared" / "config.py" and re.search(pattern, file.read_text()):
                 return True
     return False
 
@@ -347,9 +351,15 @@ def test_every_env_example_variable_reaches_a_settings_field() -> None:
 
 def test_every_variable_passed_is_read_by_the_code(resolved: dict[str, Any]) -> None:
     unread = sorted(
-        var for var in compose_variables(resolved) | example_variables() if not code_reads(field_path(var)[-1])
+        var for var in compose_variables(resolved) | example_variables() if not code_reads(field_path(var))
     )
     assert not unread, f"settings passed but read nowhere: {unread}"
+
+
+def test_read_check_finds_real_reads_only() -> None:
+    assert code_reads(["ingest", "schedule_cron"]) and code_reads(["redis_url"])
+    assert not code_reads(["ingest", "no_such_field"])
+    assert not code_reads(["gateway", "redis_url"])  # a real leaf, but not under that section
 
 
 def test_settings_check_catches_a_typo() -> None:
@@ -357,3 +367,69 @@ def test_settings_check_catches_a_typo() -> None:
         field_path("TAXNAV_STORES__OPENSERCH_URL")
     with pytest.raises(AssertionError, match="not a section"):
         field_path("TAXNAV_MODE__X")
+
+
+# --- Image --------------------------------------------------------------------------------
+
+
+def test_the_build_context_keeps_what_the_dockerfile_copies() -> None:
+    # deploy/Dockerfile.dockerignore excludes everything (**) and re-includes with !patterns.
+    ignore = (DOCKERFILE.parent / "Dockerfile.dockerignore").read_text().splitlines()
+    assert ignore[[line.strip() for line in ignore].index("**")] == "**"
+    kept = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    for line in DOCKERFILE.read_text().splitlines():
+        if line.startswith("COPY "):
+            assert line.split()[1].rstrip("/") in kept, f"{line}: excluded from the build context"
+
+
+def runtime_distributions() -> set[str]:
+    """pyproject's [project.dependencies] and everything they pull in (with their extras):
+    what `pip install` puts in the image, test dependencies excluded."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    queue = [Requirement(d) for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    while queue:
+        req = queue.pop()
+        key = (canonicalize_name(req.name), tuple(sorted(req.extras)))
+        if key in seen:
+            continue
+        seen.add(key)
+        for raw in metadata.distribution(req.name).requires or []:
+            sub = Requirement(raw)
+            if sub.marker and not any(sub.marker.evaluate({"extra": e}) for e in (req.extras or {""})):
+                continue
+            queue.append(sub)
+    return {name for name, _ in seen}
+
+
+def test_the_image_installs_everything_the_code_imports() -> None:
+    """A module imported by the app but installed only for tests would crash the containers."""
+    import ast
+    import sys
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    installed = runtime_distributions()
+    providers = metadata.packages_distributions()
+    missing: dict[str, set[str]] = {}
+    for package in SOURCE_PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    modules = [node.module]
+                else:
+                    continue
+                for module in modules:
+                    top = module.split(".")[0]
+                    if top in sys.stdlib_module_names or top in SOURCE_PACKAGES or top == "__future__":
+                        continue
+                    if not {canonicalize_name(d) for d in providers.get(top, [])} & installed:
+                        missing.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    assert not missing, f"imported but not in pyproject's runtime dependencies: {missing}"

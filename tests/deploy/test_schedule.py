@@ -108,3 +108,28 @@ def test_the_keeper_holds_the_lock_past_its_ttl_and_lets_it_expire_after(setting
         assert client.get(lock.name) == b"me"
     time.sleep(1.5)
     assert client.get(lock.name) is None  # a killed run's lock does not outlive one TTL
+
+
+def test_a_failing_run_is_recorded_as_failed_and_frees_the_lock(settings: Settings) -> None:
+    from ingest_worker.ingest import IngestError
+
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    settings = settings.model_copy(update={"ingest": settings.ingest.model_copy(update={"allowed_hosts": ["127.0.0.1"], "max_retries": 0})})
+    with pytest.raises(IngestError):
+        run_locked_ingest(settings, MANUAL, "api", source=dead)
+    (run,) = read_runs(settings.data_dir)
+    assert run.status == "failed" and run.trigger == "api" and run.source == dead
+    assert run.message.startswith("IngestError")
+    assert redis.Redis.from_url(REDIS_URL).get(lock_key(settings, MANUAL)) is None
+    # ...so the next run is not refused
+    with pytest.raises(IngestError):
+        run_locked_ingest(settings, MANUAL, "api", source=dead)
+    assert [r.status for r in read_runs(settings.data_dir)] == ["failed", "failed"]
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

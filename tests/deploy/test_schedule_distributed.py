@@ -1,14 +1,17 @@
-"""The scheduled re-ingest for real: `taxnav ingest --schedule` (a Celery worker on the ingest
-queue with beat embedded) against the real Redis, crawling the local replay server over a
-small slice of the EIM. Beat fires the run at the next minute; a second run sent while it
+"""The scheduled re-ingest for real, started both ways a user starts it: `taxnav ingest
+--schedule` (a Celery worker on the ingest queue with beat embedded), and compose's `ingest`
+and `beat` service commands as two processes. Real Redis; the ingest crawls the local replay
+server over a small slice of the EIM. Beat fires the run at the next minute; a second run sent while it
 holds the lock is refused; both runs are recorded and served by GET /v1/ingest/runs.
 
-Takes up to a minute of waiting for the cron minute (crontab has no finer resolution).
+The two setups run side by side (own data dir, own Redis key prefix), so the test waits for
+one cron minute, at most 60 s (crontab has no finer resolution), not two.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import signal
 import subprocess
@@ -16,7 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -50,13 +53,7 @@ def sliced_root(server: ReplayServer) -> dict:
     return root
 
 
-def next_cron_minute() -> str:
-    """A cron string firing at the next whole minute at least 15 s away: time for the process to start (then not for an hour)."""
-    target = datetime.now(UTC) + timedelta(seconds=75)
-    return f"{target.minute} * * * *"
-
-
-@pytest.fixture
+@pytest.fixture(scope="module")
 def replay() -> Iterator[ReplayServer]:
     with ReplayServer(CORPUS) as server:
         server.override(MANUAL, None, sliced_root(server))
@@ -65,28 +62,27 @@ def replay() -> Iterator[ReplayServer]:
         yield server
 
 
-@pytest.fixture
-def settings(tmp_path: Path, replay: ReplayServer) -> Iterator[Settings]:
-    prefix = f"test-deploy-beat-{uuid.uuid4().hex[:8]}:"
-    cron = next_cron_minute()
-    settings = Settings(
-        data_dir=tmp_path / "data",
+LAUNCHES = {
+    "taxnav ingest --schedule": lambda data_dir: [[sys.executable, "-m", "taxnav.cli", "ingest", "--schedule"]],
+    "compose ingest + beat": lambda data_dir: compose_commands(data_dir),
+}
+
+
+def make_settings(data_dir: Path, replay: ReplayServer) -> Settings:
+    return Settings(
+        data_dir=data_dir,
         redis_url=REDIS_URL,
         manual=MANUAL,
-        celery={"key_prefix": prefix},
+        celery={"key_prefix": f"test-deploy-beat-{uuid.uuid4().hex[:8]}:"},
         models={"provider": "local"},
         ingest={
             "source": replay.base_url,
             "manuals": [MANUAL],
             "allowed_hosts": ["127.0.0.1"],
-            "schedule_cron": cron,
+            "schedule_cron": "* * * * *",  # every minute: the first fires within 60 s of start
             "lock_ttl_s": 30,
         },
     )
-    yield settings
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"{prefix}*"):
-        client.delete(key)
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
@@ -107,78 +103,123 @@ def settings_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+def compose_commands(data_dir: Path) -> list[list[str]]:
+    """The ingest worker's and beat's commands exactly as docker-compose.yml runs them, with the
+    container's /data pointed at this test's data dir."""
+    from tests.deploy.test_compose import run_compose  # noqa: PLC0415
+
+    done = run_compose("config", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    services = json.loads(done.stdout)["services"]
+    commands = []
+    for name in ("ingest", "beat"):
+        command = [arg.replace("/data", str(data_dir)) if arg.startswith("/data") else arg for arg in services[name]["command"]]
+        assert command[0] == "celery"
+        commands.append([sys.executable, "-m", *command])
+    return commands
+
+
+@dataclass
+class Scheduler:
+    name: str
+    settings: Settings
+    processes: list[subprocess.Popen]
+    log: Path
+
+    def check_alive(self) -> None:
+        for process in self.processes:
+            assert process.poll() is None, f"{self.name}: exited ({process.returncode}):\n{self.log.read_text()[-3000:]}"
+
+
 @pytest.fixture
-def scheduler(settings: Settings, tmp_path: Path) -> Iterator[subprocess.Popen]:
-    log = (tmp_path / "scheduler.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "taxnav.cli", "ingest", "--schedule"],
-        cwd=ROOT, env=settings_env(settings), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    yield process
-    process.send_signal(signal.SIGTERM)  # warm shutdown
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    log.close()
+def schedulers(tmp_path: Path, replay: ReplayServer) -> Iterator[list[Scheduler]]:
+    """Both launch styles, started at once, each with its own data dir and key prefix."""
+    started: list[Scheduler] = []
+    for i, (name, commands) in enumerate(LAUNCHES.items()):
+        settings = make_settings(tmp_path / f"data{i}", replay)
+        settings.data_dir.mkdir(parents=True)
+        log = tmp_path / f"scheduler{i}.log"
+        with log.open("w") as out:
+            processes = [
+                subprocess.Popen(command, cwd=ROOT, env=settings_env(settings), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                for command in commands(settings.data_dir)
+            ]
+        started.append(Scheduler(name, settings, processes, log))
+    yield started
+    for scheduler in started:
+        for process in scheduler.processes:
+            process.send_signal(signal.SIGTERM)  # warm shutdown
+    client = redis.Redis.from_url(REDIS_URL)
+    for scheduler in started:
+        for process in scheduler.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        for key in client.scan_iter(f"{scheduler.settings.celery.key_prefix}*"):
+            client.delete(key)
 
 
-def wait_for(predicate, timeout_s: float, what: str, process: subprocess.Popen, log: Path):  # noqa: ANN001, ANN201
+def wait_for(predicate, timeout_s: float, what: str, schedulers: list[Scheduler]):  # noqa: ANN001, ANN201
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
-        assert process.poll() is None, f"scheduler exited ({process.returncode}):\n{log.read_text()[-3000:]}"
+        for scheduler in schedulers:
+            scheduler.check_alive()
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")
+    raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(s.log.read_text()[-2000:] for s in schedulers))
 
 
 @pytest.mark.timeout(240)
-def test_scheduled_run_finishes_and_records_and_a_concurrent_run_is_refused(
-    settings: Settings, scheduler: subprocess.Popen, tmp_path: Path
-) -> None:
-    log = tmp_path / "scheduler.log"
+def test_scheduled_run_finishes_and_records_and_a_concurrent_run_is_refused(schedulers: list[Scheduler]) -> None:
     client = redis.Redis.from_url(REDIS_URL)
-    key = lock_key(settings, MANUAL)
-    fire_minute = int(settings.ingest.schedule_cron.split()[0])
-    assert client.get(key) is None
+    keys = [lock_key(s.settings, MANUAL) for s in schedulers]
+    assert all(client.get(key) is None for key in keys)
 
-    # Beat fires at the cron minute; the run takes the manual's lock.
-    holder = wait_for(lambda: client.get(key), 120, "the scheduled run to take the lock", scheduler, log).decode()
-    assert datetime.now(UTC).minute == fire_minute
+    # Beat fires at the next minute; each run takes its manual's lock ("<run id> <host>").
+    holders = [
+        wait_for(lambda key=key: client.get(key), 120, f"{s.name}: the scheduled run to take the lock", schedulers).decode()
+        for s, key in zip(schedulers, keys)
+    ]
 
     # A second run, started while the first holds the lock, is refused (not queued behind it).
-    app = make_celery_app(settings)
-    second = app.send_task(TASK_NAME, kwargs={"manual": MANUAL, "trigger": "api"}, queue=INGEST_QUEUE)
-    refused = second.get(timeout=60)
-    assert refused["status"] == "refused"
-    assert holder in refused["message"]
-    assert client.get(key) is not None  # the first run still holds it
+    seconds = [
+        make_celery_app(s.settings).send_task(TASK_NAME, kwargs={"manual": MANUAL, "trigger": "api"}, queue=INGEST_QUEUE)
+        for s in schedulers
+    ]
+    for scheduler, key, holder, second in zip(schedulers, keys, holders, seconds):
+        refused = second.get(timeout=60)
+        assert refused["status"] == "refused" and refused["trigger"] == "api", scheduler.name
+        assert holder in refused["message"], scheduler.name
+        assert client.get(key) == holder.encode(), scheduler.name  # the first run still holds it
 
-    # The scheduled run finishes, records its summary and frees the lock.
-    runs = wait_for(
-        lambda: [r for r in read_runs(settings.data_dir) if r.trigger == "schedule"], 150, "the scheduled run's record", scheduler, log
-    )  # fmt: skip
-    (scheduled,) = runs
-    assert scheduled.status == "ok", scheduled.message
-    assert holder.startswith(scheduled.run_id)
-    assert scheduled.pages == len(SLICE)
-    assert set(scheduled.changed_pages) == set(SLICE)  # a first ingest: every page is new
-    assert scheduled.removed_pages == []
-    assert scheduled.seconds >= PAGE_DELAY_S
-    assert {m.section_id for m in scheduled.dates_moved} == set(SLICE)  # all new: no date before
-    assert all(m.before is None and m.after is not None for m in scheduled.dates_moved)
-    assert scheduled.started_at.minute == fire_minute
-    assert client.get(key) is None
+    # Each scheduled run finishes, records its summary and frees the lock.
+    for scheduler, key, holder, second in zip(schedulers, keys, holders, seconds):
+        run_id = holder.split()[0]
+        data_dir = scheduler.settings.data_dir
+        (scheduled,) = wait_for(
+            lambda: [r for r in read_runs(data_dir) if r.run_id == run_id], 150, f"{scheduler.name}: the run's record", schedulers
+        )  # fmt: skip
+        assert scheduled.status == "ok", (scheduler.name, scheduled.message)
+        assert scheduled.trigger == "schedule"
+        assert scheduled.started_at.second < 20  # beat fired it on the minute, as the cron says
+        assert scheduled.pages == len(SLICE)
+        assert set(scheduled.changed_pages) == set(SLICE)  # a first ingest: every page is new
+        assert scheduled.removed_pages == []
+        assert scheduled.seconds >= PAGE_DELAY_S
+        assert {m.section_id for m in scheduled.dates_moved} == set(SLICE)  # all new: no date before
+        assert all(m.before is None and m.after is not None for m in scheduled.dates_moved)
+        assert client.get(key) is None
 
-    # Both runs are in the log, newest first, and served by the gateway.
-    statuses = [(r.trigger, r.status) for r in read_runs(settings.data_dir)]
-    assert statuses == [("schedule", "ok"), ("api", "refused")]
-    from fastapi.testclient import TestClient  # noqa: PLC0415
+        # Both runs are in the log and served by the gateway, newest first.
+        from fastapi.testclient import TestClient  # noqa: PLC0415
 
-    from gateway.app import create_app  # noqa: PLC0415
+        from gateway.app import create_app  # noqa: PLC0415
 
-    served = TestClient(create_app(settings)).get("/v1/ingest/runs").json()["runs"]
-    assert [(r["trigger"], r["status"], r["pages"]) for r in served] == [("schedule", "ok", len(SLICE)), ("api", "refused", 0)]
+        served = TestClient(create_app(scheduler.settings)).get("/v1/ingest/runs").json()["runs"]
+        refused_id = second.get()["run_id"]
+        ours = [(r["run_id"] == run_id, r["trigger"], r["status"], r["pages"]) for r in served if r["run_id"] in (run_id, refused_id)]
+        assert ours == [(True, "schedule", "ok", len(SLICE)), (False, "api", "refused", 0)], scheduler.name

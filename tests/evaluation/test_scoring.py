@@ -177,6 +177,12 @@ def test_sections_in_order_from_chunk_and_paragraph_ids():
         ("Cycle helmets", "cycle   helmets are included", True),  # case and spaces folded
         ("employer's", "the employer\u2019s scheme", True),  # curly apostrophe folded
         ("rounded down", "rounded up", False),
+        ("rate", "a separate charge", False),
+        ("25p", "Car or van | First 10,000After that | 45p25p", True),  # the scrape's run-together cells
+        ("45p", "45p25p", True),
+        ("10,000", "First 10,000After that", True),
+        ("3%", "a 3% supplement", True),
+        ("3%", "a 13% rate", False),
     ],
 )
 def test_key_fact_found(fact, text, found):

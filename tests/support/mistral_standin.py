@@ -115,7 +115,10 @@ class MistralStandin:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the caller gave up or was killed mid-request (some tests do that)
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
@@ -138,3 +141,29 @@ class MistralStandin:
                 return self._send(404, json.dumps({"message": f"no route {self.path}"}))
 
         return Handler
+
+
+def grounded_chat(body: dict) -> str:
+    """A deterministic "model" for end-to-end runs with provider=mistral: it answers the
+    prompts services/providers/mistral.py sends from the text they carry. Selection keeps
+    every page offered, stitching quotes the first sentence of the first paragraph offered
+    (citing it), verification calls every claim supported (the deterministic check still
+    applies on top)."""
+    from services.providers import mistral  # noqa: PLC0415  (tests only)
+
+    system = body["messages"][0]["content"]
+    user = body["messages"][1]["content"]
+    if system.startswith(mistral.SELECT_SYSTEM):
+        keep = [line[3:].strip() for line in user.splitlines() if line.startswith("## ")]
+        return json.dumps({"keep": keep})
+    if system == mistral.STITCH_SYSTEM:
+        for line in user.splitlines():
+            if line.startswith("[") and "] " in line:
+                pid, text = line[1:].split("] ", 1)
+                first = text.split(". ")[0].rstrip(".") + "."
+                return json.dumps({"sentences": [{"text": first, "citations": [pid]}]})
+        return json.dumps({"sentences": []})
+    if system == mistral.VERIFY_SYSTEM:
+        claims = sum(1 for line in user.splitlines() if line.startswith("Claim "))
+        return json.dumps({"verdicts": [{"index": i, "verdict": "supported", "reason": "stated in the cited text"} for i in range(claims)]})
+    return json.dumps({})

@@ -1,0 +1,57 @@
+"""`python -m gateway.demo` (what `make demo` runs) and `taxnav serve`: a real uvicorn
+server in a subprocess, a real HTTP request, the answer printed readably, the server stopped."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gateway.demo import start_server, stop_server, wait_ready
+
+MILEAGE = "how much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def demo(data_dir: Path, question: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "gateway.demo", "--data-dir", str(data_dir), "--port", str(free_port()), "--question", question]
+    return subprocess.run(command, capture_output=True, text=True, timeout=240)
+
+
+def test_demo_prints_cited_sentences_with_verdicts(slice_data_dir):
+    run = demo(slice_data_dir, MILEAGE)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    assert "Gateway ready" in out and f"Q: {MILEAGE}" in out
+    assert re.search(r"\[1\].*\((supported|partially_supported|unsupported|contradicted)\)", out)
+    assert re.search(r"^\[1\] EIM\d+#c\d+\.p\d+ EIM\d+ .*https://www\.gov\.uk/", out, re.M)  # the footnote resolves
+    assert "Faithfulness:" in out and "Stages: retrieval" in out
+
+
+def test_demo_prints_a_refusal(slice_data_dir):
+    run = demo(slice_data_dir, "What's the VAT registration threshold for my small business?")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Refused (out_of_scope)" in run.stdout
+
+
+def test_serve_stops_cleanly_and_leaves_the_port_free(slice_data_dir):
+    port = free_port()
+    server = start_server(str(slice_data_dir), port)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", server, timeout_s=120)
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz").json() == {"status": "ok"}
+    finally:
+        stop_server(server)
+    assert server.returncode is not None
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
