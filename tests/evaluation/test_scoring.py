@@ -30,6 +30,7 @@ from taxnav.evaluation.scoring import (
     section_recall,
     sections_in_order,
     verdict_correct,
+    where_lost,
 )
 
 STAGES = ["retrieval", "expansion", "rollup", "selection"]
@@ -228,6 +229,7 @@ def test_score_result_reads_trace_citations_and_claims():
     # retrieval found only the also_ok page: a hit; expansion brought the gold page
     assert outcome.recall_by_stage == {"retrieval": 1.0, "expansion": 1.0, "rollup": 1.0, "selection": 1.0, CITATIONS_STAGE: 1.0}
     assert outcome.sections_by_stage["retrieval"] == ["EIM31230", "EIM99999"]
+    assert outcome.candidates_by_stage["expansion"] == ["EIM31230#c0", "EIM31240#c1"]
     assert [c.grounded for c in outcome.claims] == [True, False]
     assert outcome.claims[1].missing == ["20p"]
     assert outcome.key_facts_found == ["45p", "10,000"] and outcome.key_facts_missing == ["25p"]
@@ -269,7 +271,29 @@ def test_aggregate_and_failure_reasons():
     assert (m.claims, m.claims_per_answer, m.verdict_counts, m.groundedness) == (1, 1.0, {"supported": 1}, 1.0)
     assert m.median_latency_ms == 4.0 and m.median_retrieval_ms == 2.0
     reasons = failure_reasons(answered, STAGES)
-    assert reasons[0].startswith("gold miss at stage 'selection': recall 0.00, missing EIM31240")
+    assert reasons[0] == (
+        "gold recall 0.00 in citations: EIM31240 dropped after rollup (also_ok cited: none; "
+        "recall by stage, also_ok counted: retrieval 1.00, expansion 1.00, rollup 1.00, selection 0.00, citations 0.00)"
+    )
     assert reasons[1] == "missing key facts: '45p', '25p', '10,000'"
     assert failure_reasons(wrongly_refused, STAGES)[0].startswith("wrong refusal: expected an answer, got low_coverage")
     assert failure_reasons(refused_ok, STAGES) == []
+
+
+def test_where_lost_names_how_far_a_gold_page_got():
+    trace = [
+        StageTrace(stage="retrieval", ms=1.0, candidate_ids=["EIM31230#c0"]),
+        StageTrace(stage="expansion", ms=1.0, candidate_ids=["EIM31230#c0", "EIM31240#c2"]),  # came in by a link
+        StageTrace(stage="rollup", ms=1.0, candidate_ids=["EIM31230", "EIM31240"]),
+        StageTrace(stage="selection", ms=1.0, candidate_ids=["EIM31230", "EIM31240"]),
+    ]
+    s = Sentence(text="Approved amounts are defined there.", citations=["EIM31230#c0.p0"], verdict="supported", reason="ok")
+    question = _answerable(gold_sections=["EIM31240", "EIM31405"], also_ok=["EIM31230"])
+    outcome = score_result(question, _answered([s], [_citation("EIM31230#c0.p0", "Approved amounts")], trace), 1.0, checkable_facts)
+    assert where_lost(outcome, "EIM31240", STAGES) == "EIM31240 kept by selection but not cited"
+    assert where_lost(outcome, "EIM31405", STAGES) == "EIM31405 never retrieved"
+    assert outcome.recall_by_stage["citations"] == 0.5  # the also_ok page stands in for one gold page
+    assert failure_reasons(outcome, STAGES)[0].startswith(
+        "gold recall 0.50 in citations: EIM31240 kept by selection but not cited; EIM31405 never retrieved "
+        "(also_ok cited: EIM31230;"
+    )
