@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,12 @@ import time
 import httpx
 
 READY_TIMEOUT_S = 180.0  # the first start loads the index and the embedder
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def start_server(data_dir: str, port: int, env: dict[str, str] | None = None) -> subprocess.Popen:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import uuid
-from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
@@ -37,9 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ingest_worker.crawler import list_manuals
-    from ingest_worker.ingest import IngestError, run_ingest, serving_page_dates
-    from ingest_worker.runs import IngestRun, dates_moved, record_run
+    from ingest_worker.ingest import IngestError
+    from ingest_worker.runs import RunStart, recorded_ingest
     from shared.config import get_settings
+    from shared.embeddings import EmbeddingError
+    from shared.stores.bm25 import Bm25Error
+    from shared.stores.vectors import VectorStoreError
+
+    expected = (IngestError, EmbeddingError, Bm25Error, VectorStoreError, ValidationError, OSError)
 
     settings = get_settings()
     if args.schedule:
@@ -59,26 +62,13 @@ def run(args: argparse.Namespace) -> int:
     summaries = []
     status = 0
     for manual in manuals:
-        started = datetime.now(UTC)
-        before = serving_page_dates(settings, manual)
-        run_record = dict(run_id=uuid.uuid4().hex, manual=manual, source=source, trigger="cli", started_at=started)
-        try:
-            summary = run_ingest(settings, source, manual, limit=args.limit, progress=not args.no_progress and not args.json)
-        except (IngestError, ValidationError, OSError) as exc:
+        start = RunStart(manual=manual, source=source, trigger="cli")
+        try:  # every run, ok or failed, lands in <data_dir>/ingest_runs.jsonl
+            _, summary = recorded_ingest(settings, start, limit=args.limit, progress=not args.no_progress and not args.json)
+        except expected as exc:
             print(f"taxnav ingest: {manual}: {exc}", file=sys.stderr)
-            record_run(settings.data_dir, IngestRun(**run_record, status="failed", message=f"{type(exc).__name__}: {exc}",
-                                                    finished_at=datetime.now(UTC), seconds=(datetime.now(UTC) - started).total_seconds()))  # fmt: skip
             status = 1
             continue
-        record_run(
-            settings.data_dir,
-            IngestRun(
-                **run_record, status="ok", finished_at=datetime.now(UTC), seconds=summary.seconds, pages=summary.pages,
-                chunks=summary.chunks, reembedded=summary.reembedded, generation=summary.generation,
-                changed_pages=summary.changed_pages, removed_pages=summary.removed_pages,
-                dates_moved=dates_moved(before, serving_page_dates(settings, manual)),
-            ),
-        )  # fmt: skip
         summaries.append(summary)
         if not args.json:
             print(_describe(summary))

@@ -242,7 +242,8 @@ async def crawl(
             fetched = await source.fetch(manual, section, base_path if isinstance(base_path, str) else None)
         done += 1
         if on_progress:
-            on_progress(done, max(done, len(seen)))
+            known = len(seen) if limit is None else min(len(seen), limit)
+            on_progress(done, max(done, known))
         return section, fetched
 
     def record(section: str, fetched: Fetched) -> dict[str, Any] | None:

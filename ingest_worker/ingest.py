@@ -191,7 +191,22 @@ def _page_fields(document: dict, section: str, manual: str, titles: dict[str, st
     return page, str(details.get("body") or ""), [titles.get(c) or c for c in crumbs]
 
 
-def build_page(document: dict, section: str, manual: str, manual_title: str, titles: dict[str, str], previous: Generation | None) -> tuple[PageBuild, bool]:
+def refs_by_page(generation: Generation | None) -> dict[str, list[RawRef]]:
+    grouped: dict[str, list[RawRef]] = defaultdict(list)
+    for ref in generation.refs if generation else []:
+        grouped[ref.source_section].append(ref)
+    return grouped
+
+
+def build_page(
+    document: dict,
+    section: str,
+    manual: str,
+    manual_title: str,
+    titles: dict[str, str],
+    previous: Generation | None,
+    previous_refs: dict[str, list[RawRef]] | None = None,
+) -> tuple[PageBuild, bool]:
     """The page's chunks and references; reused from ``previous`` when its body hash matches.
     Returns (build, parsed) where parsed says whether the HTML was parsed this time."""
     page, body, crumb_titles = _page_fields(document, section, manual, titles)
@@ -200,25 +215,12 @@ def build_page(document: dict, section: str, manual: str, manual_title: str, tit
     if previous is not None and old is not None and old.body_hash == page.body_hash:
         page.chunk_ids = list(old.chunk_ids)
         chunks = [previous.chunks[cid] for cid in old.chunk_ids]
-        return PageBuild(page=page, chunks=chunks, refs=_refs_by_page(previous).get(section, [])), False
+        refs = (previous_refs if previous_refs is not None else refs_by_page(previous)).get(section, [])
+        return PageBuild(page=page, chunks=chunks, refs=refs), False
     sections = parse_body(body)
     chunks, drafts = build_chunks(section, manual, [manual_title, *crumb_titles, page.title], page.title, sections)
     page.chunk_ids = [c.id for c in chunks]
     return PageBuild(page=page, chunks=chunks, refs=extract_refs(section, chunks, drafts, sections)), True
-
-
-_REFS_CACHE: dict[int, dict[str, list[RawRef]]] = {}
-
-
-def _refs_by_page(generation: Generation) -> dict[str, list[RawRef]]:
-    key = id(generation)
-    if key not in _REFS_CACHE:
-        _REFS_CACHE.clear()
-        grouped: dict[str, list[RawRef]] = defaultdict(list)
-        for ref in generation.refs:
-            grouped[ref.source_section].append(ref)
-        _REFS_CACHE[key] = grouped
-    return _REFS_CACHE[key]
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -281,24 +283,24 @@ def run_ingest(
     """Crawl ``manual`` from ``source`` (URL or directory) into a new generation and serve it."""
     started = time.perf_counter()
     collection = collection_dir(settings, manual)
-    with _exclusive(collection, manual):
+    with _exclusive(collection, manual), Progress(manual, enabled=progress) as bar:
         _collect_garbage(collection, settings.ingest.keep_generations)  # leftovers of a killed run
         previous_path = serving_path(settings, manual)
         previous = load_generation(previous_path) if previous_path else None
-        bar = Progress(manual, enabled=progress)
         try:
             crawl = run_crawl(
                 source, manual, settings.ingest, limit=limit, sections={s.upper() for s in sections} if sections else None, on_progress=bar.on_pages
             )
         except CrawlError as exc:
             raise IngestError(str(exc)) from exc
-        builds, reparsed, malformed = _build_pages(crawl, manual, previous)
-        kept = [s for s in crawl.failed + crawl.malformed + crawl.blocked + malformed if previous and s in previous.pages and s not in builds]
-        for section in kept:  # not readable this time: serve the last good version, not nothing
-            old = previous.pages[section]  # type: ignore[union-attr]
-            builds[section] = PageBuild(
-                page=old, chunks=[previous.chunks[c] for c in old.chunk_ids], refs=_refs_by_page(previous).get(section, [])  # type: ignore[union-attr]
-            )
+        previous_refs = refs_by_page(previous)
+        builds, reparsed, malformed = _build_pages(crawl, manual, previous, previous_refs)
+        unreadable = crawl.failed + crawl.malformed + crawl.blocked + malformed
+        for section in unreadable:  # not readable this time: serve the last good version, not nothing
+            if previous is not None and section in previous.pages and section not in builds:
+                old = previous.pages[section]
+                chunks_kept = [previous.chunks[c] for c in old.chunk_ids]
+                builds[section] = PageBuild(page=old, chunks=chunks_kept, refs=previous_refs.get(section, []))
         if not builds:
             raise IngestError(f"no readable pages in {manual} at {source}: {dict(list(crawl.errors.items())[:5])}")
 
@@ -352,7 +354,6 @@ def run_ingest(
         bm25.publish()  # distributed: alias swaps (readers of this generation use its own names)
         vectors_out.publish()
         _collect_garbage(collection, settings.ingest.keep_generations)
-        bar.close()
 
     removed_pages = [s for s in old_pages if s not in pages]
     changed_pages = [s for s, p in pages.items() if s not in old_pages or old_pages[s].body_hash != p.body_hash]
@@ -378,14 +379,16 @@ def run_ingest(
     )
 
 
-def _build_pages(crawl: CrawlResult, manual: str, previous: Generation | None) -> tuple[dict[str, PageBuild], int, list[str]]:
+def _build_pages(
+    crawl: CrawlResult, manual: str, previous: Generation | None, previous_refs: dict[str, list[RawRef]]
+) -> tuple[dict[str, PageBuild], int, list[str]]:
     """Builds of the crawled pages, the number parsed, and pages whose JSON was unusable."""
     builds: dict[str, PageBuild] = {}
     reparsed = 0
     malformed: list[str] = []
     for section, document in crawl.pages.items():
         try:
-            build, parsed = build_page(document, section, manual, crawl.title, crawl.titles, previous)
+            build, parsed = build_page(document, section, manual, crawl.title, crawl.titles, previous, previous_refs)
         except (ValueError, ValidationError, KeyError, TypeError) as exc:
             malformed.append(section)
             crawl.errors[section] = f"unusable page: {exc}"

@@ -73,6 +73,12 @@ class Progress:
         self.stream.write(line)
         self.stream.flush()
 
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if self.enabled:
             self._draw(force=True)

@@ -34,6 +34,7 @@ def render(result: QuestionResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
+    from shared.index import CollectionNotFound  # noqa: PLC0415
 
     settings = get_settings()
     request = QuestionRequest(question=args.question, manual=args.manual)
@@ -46,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
             from services.pipeline import answer_question  # noqa: PLC0415
 
             result = answer_question(request, settings)
-    except FileNotFoundError as exc:
-        print(f"taxnav ask: no ingested index ({exc}); run `taxnav ingest` first", file=sys.stderr)
+    except CollectionNotFound as exc:
+        print(f"taxnav ask: {exc}", file=sys.stderr)
         return 2
     print(result.model_dump_json(indent=2) if args.json else render(result))
     return 0

@@ -42,6 +42,7 @@ STRICT_RATIO = 0.92
 VECTOR_WEIGHT = 0.5
 AUTHORITY_WEIGHT = 0.15
 EXPANSION_WEIGHT = 0.5
+ASK_WEIGHT = 2.0
 EXAMPLE_PAGE_FACTOR = 0.9
 _EXAMPLE = re.compile(r"\bexamples?\b", re.I)
 
@@ -55,9 +56,21 @@ class PageScore:
     relevance: float
 
 
-def _weights(question: str, stats: CorpusStats) -> dict[str, float]:
+def _similarity(index: CorpusIndex, chunk_id: str, vector: np.ndarray) -> float:
+    """Cosine of a chunk with the question (0 for a chunk the index does not hold)."""
+    return float(np.dot(index.chunk_vector(chunk_id), vector)) if chunk_id in index.chunks else 0.0
+
+
+def _weights(question: str, stats: CorpusStats, ask_weight: float = 1.0) -> dict[str, float]:
     """idf weight of each question term; the manual's words for its everyday words count half."""
     weights = {t: stats.idf(t) for t in query_terms(question) if stats.idf(t) > 0}
+    # The asking sentence ("... is it taxable?") says what the answer must address; the
+    # sentences before it describe the asker's situation.
+    asks = [s for s in re.split(r"(?<=[.?!])\s+", question) if s.rstrip().endswith("?")]
+    if ask_weight != 1.0 and asks and len(asks) < len(re.split(r"(?<=[.?!])\s+", question.strip())):
+        for t in query_terms(" ".join(asks)):
+            if t in weights:
+                weights[t] *= ask_weight
     for t in query_terms(" ".join(expansions(question))):
         if t not in weights and stats.idf(t) > 0:
             weights[t] = EXPANSION_WEIGHT * stats.idf(t)
@@ -74,8 +87,12 @@ def _page_terms(bundle: PageBundle) -> set[str]:
     return set(terms(" ".join(heading) + " " + " ".join(c.text + " " + " ".join(c.heading_path[-2:]) for c in bundle.chunks)))
 
 
+_FIGURE_TEXT = re.compile(r"\u00a3\s?\d|\d\s?%|\b\d+p\b|\bper cent\b", re.I)
+
+
 def _figures(chunks: list[Chunk]) -> bool:
-    return any(c.has_table or any(f[-1] in "%p" or f.replace(".", "").isdigit() and len(f) >= 2 for f in checkable_facts(c.text)) for c in chunks)
+    """Whether a page states rates or amounts (a table, money, pence, percentages)."""
+    return any(c.has_table or _FIGURE_TEXT.search(c.text) for c in chunks)
 
 
 def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[PageScore]:
@@ -87,7 +104,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
-        sim = max((float(np.dot(index.chunk_vector(c.id), vector)) for c in bundle.chunks), default=0.0) if vector is not None else cov
+        sim = max((_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov
         if _EXAMPLE.search(index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""):
             rel *= EXAMPLE_PAGE_FACTOR  # an illustration ranks below the rule it illustrates
@@ -143,9 +160,9 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 10
-PER_PAGE = 3
-LEAD_PAGE_EXTRA = 2  # the best page may give more
+MAX_SENTENCES = 8
+PER_PAGE = 2
+LEAD_PAGE_EXTRA = 3  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
 LENGTH_B = 0.5
@@ -154,6 +171,7 @@ LEAD_BONUS = 0.2
 LEAD_UNITS = 10
 EXAMPLE_UNIT_FACTOR = 0.8
 LIST_ITEMS = 4
+COVERED = 0.5  # what a question term still weighs once a chosen sentence has covered it
   # list items quoted after a sentence that introduces them with a colon
 FIGURE_BONUS = 0.12
 CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
@@ -166,6 +184,19 @@ class Unit:
     page_rank: int
     order: tuple[int, int, int]  # chunk position, paragraph index, unit index
     score: float
+    own: frozenset[str] = frozenset()  # the unit's terms
+    context: frozenset[str] = frozenset()  # its headings' terms it does not repeat
+    norm: float = 1.0  # length normalisation
+    prior: float = 1.0  # page prior
+    rest: float = 0.0  # the score's parts that do not depend on the question's terms
+
+    def lexical(self, weights: dict[str, float], total: float) -> float:
+        """How much of the question's (remaining) weight the unit covers, out of ``total``."""
+        if total <= 0:
+            return 0.0
+        own = sum(w for t, w in weights.items() if t in self.own) / total
+        ctx = sum(w for t, w in weights.items() if t in self.context) / total
+        return (own * self.norm + CONTEXT_WEIGHT * ctx) * self.prior
 
 
 def _units(paragraph: Paragraph) -> list[str]:
@@ -186,9 +217,9 @@ def _lookup_rows(rows: list[str], numbers: list[float]) -> set[int]:
     for value in numbers:
         best, best_key = None, None
         for i, row in enumerate(rows):
-            first = row.split("|")[0]
-            nums = [float(n) for n in _NUM.findall(first)]
-            if not nums:
+            first = row.split("|")[0].strip()
+            nums = [float(n) for n in _NUM.findall(first)] if first[:1].isdigit() else []
+            if i == 0 or not nums:  # the header row, or a row not keyed by a number
                 continue
             low, high = nums[0], nums[-1]
             if low <= value <= high:
@@ -208,7 +239,8 @@ def _is_figure(fact: str) -> bool:
 def score_units(query: Query, selection: SelectionResult, settings: Settings) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages, scored for the question."""
     index = CorpusIndex.open(settings, query.manual)
-    weights = _weights(query.question, corpus_stats(index))
+    weights = _weights(query.question, corpus_stats(index), ASK_WEIGHT)
+    total = sum(weights.values())
     rate_question = bool(_RATE_INTENT.search(query.question))
     q_facts = checkable_facts(query.question)
     q_numbers = [float(n) for n in _NUM.findall(query.question) if 10 <= float(n) < 1900]
@@ -220,18 +252,18 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             context = set(terms(" ".join(chunk.heading_path[-2:])))
             illustration = bool(_EXAMPLE.search(" ".join(chunk.heading_path[-2:])))
-            chunk_sim = float(np.dot(index.chunk_vector(chunk.id), vector)) if vector is not None else 0.0
+            chunk_sim = _similarity(index, chunk.id, vector) if vector is not None else 0.0
             for p_index, paragraph in enumerate(chunk.paragraphs):
                 pieces = _units(paragraph)
                 lookup = _lookup_rows(pieces, q_numbers) if paragraph.kind == "table" and q_numbers else set()
                 for u_index, piece in enumerate(pieces):
                     own_terms = terms(piece)
-                    own = set(own_terms)
+                    own = frozenset(own_terms)
                     # Short sentences that say the rule are not outscored by long ones that
                     # merely mention more of the question's words (BM25-style length norm).
-                    norm = 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS)
-                    lexical = coverage(weights, own) * min(norm, 1.5) + CONTEXT_WEIGHT * coverage(weights, context - own)
-                    score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
+                    norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
+                    unit = Unit(piece, paragraph, rank, (chunk.position, p_index, u_index), 0.0, own, frozenset(context - own), norm, 0.6 + 0.4 * page_prior)
+                    score = unit.lexical(weights, total) + 0.5 * max(chunk_sim, 0.0)
                     # The manual states the rule first, then the detail and the examples.
                     score += LEAD_BONUS * max(0.0, 1 - place / LEAD_UNITS)
                     place += 1
@@ -244,7 +276,9 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                         score += 2 * FIGURE_BONUS
                     if illustration and not facts & q_facts:
                         score *= EXAMPLE_UNIT_FACTOR  # a worked example answers only when it is the asker's case
-                    units.append(Unit(piece, paragraph, rank, (chunk.position, p_index, u_index), score))
+                    unit.score = score
+                    unit.rest = score - unit.lexical(weights, total)
+                    units.append(unit)
     return units
 
 
@@ -266,13 +300,30 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
         best = next((u for u in ranked if u.page_rank == rank), None)
         if best is not None and best.score >= floor:
             take(best)
-    for unit in ranked:
-        if len(chosen) >= MAX_SENTENCES or unit.score < floor:
+    # Then greedily by what each sentence adds: once a sentence has covered some of the
+    # question's terms, they count for less, so the next pick answers another part of it.
+    index = CorpusIndex.open(settings, query.manual)
+    weights = _weights(query.question, corpus_stats(index), ASK_WEIGHT)
+    total = sum(weights.values())
+
+    def cover(unit: Unit) -> None:
+        for t in unit.own:
+            if t in weights:
+                weights[t] *= COVERED
+    for unit in chosen:
+        cover(unit)
+    while len(chosen) < MAX_SENTENCES:
+        open_units = [
+            u for u in units
+            if u.score >= floor
+            and per_page.get(u.page_rank, 0) < PER_PAGE + (LEAD_PAGE_EXTRA if u.page_rank == 0 else 0)
+            and not any(u.text == c.text for c in chosen)
+        ]
+        if not open_units:
             break
-        cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
-        if per_page.get(unit.page_rank, 0) >= cap or any(unit.text == c.text for c in chosen):
-            continue
-        take(unit)
+        best = max(open_units, key=lambda u: (u.rest + u.lexical(weights, total), -u.page_rank, tuple(-x for x in u.order)))
+        take(best)
+        cover(best)
     # A sentence ending in a colon introduces the list that follows: quote the list too.
     for unit in list(chosen):
         if not unit.text.rstrip().endswith(":"):

@@ -46,11 +46,10 @@ def missing_subjects(question: str, stats: CorpusStats, evidence_text: str) -> l
             forms.add(acronym[:-1].lower())  # PSAs -> PSA
         if not forms & stats.vocab:
             missing.append(acronym)
-    evidence_facts = checkable_facts(evidence_text)
-    for m in _AMOUNT_RULE.finditer(question):
-        facts = checkable_facts(m.group(0))
-        if facts and not facts <= evidence_facts:
-            missing.append(m.group(0))
+    named = [(m.group(0), checkable_facts(m.group(0))) for m in _AMOUNT_RULE.finditer(question)]
+    if named:
+        evidence_facts = checkable_facts(evidence_text)
+        missing += [text for text, facts in named if facts and not facts <= evidence_facts]
     return missing
 
 

@@ -63,10 +63,15 @@ def _question_stems() -> frozenset[str]:
     return frozenset(_analyzer().analyze(" ".join(QUESTION_WORDS))) | _stop_stems()
 
 
+@lru_cache(maxsize=65536)
+def _terms(text: str) -> tuple[str, ...]:
+    stop = _stop_stems()
+    return tuple(t for t in _analyzer().analyze(text.replace("\u2019", "'")) if len(t) > 1 and t not in stop)
+
+
 def terms(text: str) -> list[str]:
     """Content terms: Porter-stemmed words without stop words (digits kept: '401', '2014')."""
-    stop = _stop_stems()
-    return [t for t in _analyzer().analyze(text.replace("\u2019", "'")) if len(t) > 1 and t not in stop]
+    return list(_terms(text))
 
 
 def query_terms(text: str) -> list[str]:
@@ -137,6 +142,10 @@ _FACT = re.compile(
 )
 
 
+# Cheap pre-check: every fact has a digit, a section prefix or a spelled-out percentage.
+_MAYBE_FACT = re.compile(r"\d|per\s?cent|percent", re.I)
+
+
 def _plain(num: str) -> str:
     num = num.replace(",", "")
     if "." in num:
@@ -152,7 +161,8 @@ def _scaled(num: str, mult: str | None) -> str:
     return _plain(f"{value:.2f}")
 
 
-def checkable_facts(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def checkable_facts(text: str) -> frozenset[str]:
     """The figures a claim must share with its cited text, normalised.
 
     '£5,000' and '5,000' -> '5000'; '£30k' -> '30000'; '45p' -> '45p'; '21%' and
@@ -162,6 +172,8 @@ def checkable_facts(text: str) -> set[str]:
     """
     facts: set[str] = set()
     text = text.replace("\u00a0", " ").replace("&#xA3;", "\u00a3")
+    if not _MAYBE_FACT.search(text):
+        return frozenset()
     for m in _FACT.finditer(text):
         g = m.groupdict()
         if g["section"]:
@@ -198,7 +210,7 @@ def checkable_facts(text: str) -> set[str]:
             facts.add(m.group(0))
         elif g["number"]:
             facts.add(_scaled(m.group(0)[:-1] if g["nmult"] else m.group(0), g["nmult"]))
-    return facts
+    return frozenset(facts)
 
 
 _YEAR_IN_TAXYEAR = re.compile(r"\b((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")

@@ -5,7 +5,7 @@ same index in the same process."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -20,11 +20,13 @@ from taxnav.evaluation.scoring import (
     QuestionOutcome,
     VariantMetrics,
     aggregate,
+    facts_in_texts,
     score_result,
 )
 
 HEADLINE_VARIANT = "full"
 RETRIEVAL_STAGE = "retrieval"
+SELECTION_STAGE = "selection"
 # Stages whose trace holds candidates (chunks or pages) before the answer is written; gold
 # recall is measured after each of these and among the final citations.
 RECALL_STAGES = ("retrieval", "expansion", "rollup", "selection")
@@ -97,7 +99,9 @@ class EvalRun(BaseModel):
     ingested: dict[str, Any] | None = None  # the ingest summary when the run had to ingest
 
 
-def ask_all(questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn) -> list[QuestionOutcome]:
+def ask_all(
+    questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn, page_text: Callable[[str], str]
+) -> list[QuestionOutcome]:
     """Every question through the API's embedded code path, timed end to end, scored."""
     from services.pipeline import answer_question  # noqa: PLC0415  (imports the stages and the index)
 
@@ -106,7 +110,10 @@ def ask_all(questions: Sequence[EvalQuestion], settings: Settings, facts: FactsF
         started = time.perf_counter()
         result = answer_question(QuestionRequest(question=question.question, manual=settings.manual), settings)
         latency_ms = (time.perf_counter() - started) * 1000
-        outcomes.append(score_result(question, result, latency_ms, facts, RETRIEVAL_STAGE))
+        outcome = score_result(question, result, latency_ms, facts, RETRIEVAL_STAGE)
+        selected = outcome.sections_by_stage.get(SELECTION_STAGE, [])
+        outcome.key_facts_in_selection = facts_in_texts(outcome.key_facts_missing, map(page_text, selected))
+        outcomes.append(outcome)
     return outcomes
 
 
@@ -142,6 +149,10 @@ def run_eval(
             f"no {settings.manual} collection under {settings.data_dir}; pass --source to ingest one"
         )
     index = CorpusIndex.open(settings, settings.manual)
+
+    def page_text(section_id: str) -> str:
+        return "\n".join(chunk.text for chunk in index.page_chunks(section_id))
+
     stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
     # Warm the index, the embedder and the stage imports so the first timed question is not an outlier.
     answer_question(QuestionRequest(question=questions[0].question, manual=settings.manual), settings)
@@ -155,7 +166,7 @@ def run_eval(
             earlier = by_settings[key]
             runs.append(earlier.model_copy(update={"name": name, "overrides": VARIANTS[name], "same_as": earlier.name}))
             continue
-        outcomes = ask_all(questions, variant_settings, checkable_facts)
+        outcomes = ask_all(questions, variant_settings, checkable_facts, page_text)
         run = VariantRun(name=name, overrides=VARIANTS[name], outcomes=outcomes, metrics=aggregate(outcomes, stages))
         by_settings[key] = run
         runs.append(run)

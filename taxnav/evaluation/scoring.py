@@ -130,6 +130,9 @@ class QuestionOutcome(BaseModel):
     faithfulness: float | None = None
     key_facts_found: list[str]
     key_facts_missing: list[str]
+    # missing facts that the selected pages do state (stitching left them out) -- the rest were
+    # never in the selected pages (a retrieval or selection miss)
+    key_facts_in_selection: list[str] = Field(default_factory=list)
     latency_ms: float
     retrieval_ms: float | None = None
 
@@ -176,6 +179,12 @@ def key_fact_found(fact: str, answer_text: str) -> bool:
     before = r"(?<!\d)(?<!\d[.,])" if needle[0].isdigit() else _NO_LETTER_BEFORE if needle[0].isalpha() else ""
     after = r"(?!\d)(?![.,]\d)" if needle[-1].isdigit() else _NO_LETTER_AFTER if needle[-1].isalpha() else ""
     return re.search(before + re.escape(needle) + after, normalise_text(answer_text)) is not None
+
+
+def facts_in_texts(facts: Sequence[str], texts: Iterable[str]) -> list[str]:
+    """The facts some text states (e.g. missing key facts that a selected page does state)."""
+    texts = list(texts)
+    return [f for f in facts if any(key_fact_found(f, t) for t in texts)]
 
 
 def claim_grounded(claim: str, cited_texts: Sequence[str], facts: FactsFn) -> tuple[bool, list[str]]:
@@ -381,7 +390,11 @@ def failure_reasons(outcome: QuestionOutcome, stages: Sequence[str]) -> list[str
             f" (also_ok cited: {', '.join(stand_ins) or 'none'}; recall by stage, also_ok counted: {trail})"
         )
     if outcome.key_facts_missing and outcome.status == "answered":
-        reasons.append("missing key facts: " + ", ".join(repr(f) for f in outcome.key_facts_missing))
+        unquoted = outcome.key_facts_in_selection
+        absent = [f for f in outcome.key_facts_missing if f not in unquoted]
+        parts = [f"{', '.join(repr(f) for f in unquoted)} on a selected page but not quoted"] if unquoted else []
+        parts += [f"{', '.join(repr(f) for f in absent)} not on any selected page"] if absent else []
+        reasons.append("missing key facts: " + "; ".join(parts))
     for number, claim in enumerate(outcome.claims, start=1):
         if not claim.grounded:
             reasons.append(f"ungrounded claim {number}: not in cited text: {', '.join(claim.missing)}")

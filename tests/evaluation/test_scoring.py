@@ -22,6 +22,7 @@ from taxnav.evaluation.scoring import (
     QuestionsFileError,
     aggregate,
     claim_grounded,
+    facts_in_texts,
     failure_reasons,
     key_fact_found,
     load_questions,
@@ -275,7 +276,12 @@ def test_aggregate_and_failure_reasons():
         "gold recall 0.00 in citations: EIM31240 dropped after rollup (also_ok cited: none; "
         "recall by stage, also_ok counted: retrieval 1.00, expansion 1.00, rollup 1.00, selection 0.00, citations 0.00)"
     )
-    assert reasons[1] == "missing key facts: '45p', '25p', '10,000'"
+    assert reasons[1] == "missing key facts: '45p', '25p', '10,000' not on any selected page"
+    answered.key_facts_in_selection = facts_in_texts(answered.key_facts_missing, [MILEAGE_ROW.replace("25p", "")])
+    assert answered.key_facts_in_selection == ["45p", "10,000"]
+    assert failure_reasons(answered, STAGES)[1] == (
+        "missing key facts: '45p', '10,000' on a selected page but not quoted; '25p' not on any selected page"
+    )
     assert failure_reasons(wrongly_refused, STAGES)[0].startswith("wrong refusal: expected an answer, got low_coverage")
     assert failure_reasons(refused_ok, STAGES) == []
 

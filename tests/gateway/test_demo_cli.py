@@ -4,7 +4,6 @@ server in a subprocess, a real HTTP request, the answer printed readably, the se
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,15 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gateway.demo import start_server, stop_server, wait_ready
+from gateway.demo import free_port, start_server, stop_server, wait_ready
 
 MILEAGE = "how much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def demo(data_dir: Path, question: str) -> subprocess.CompletedProcess:

@@ -19,13 +19,20 @@ from pathlib import Path
 import pytest
 
 from ingest_worker.ingest import CURRENT, GENERATIONS, LOCK_FILE, IngestError, collection_dir, load_generation, run_ingest, serving_path
-from shared.config import Settings
+from shared.config import Settings, get_settings
 from shared.index import CorpusIndex
 from taxnav import cli
 from taxnav.replay_server import Fault, ReplayServer
 from tests.conftest import EIM, REPO, SLICE_SECTIONS
 
 SLICE = set(SLICE_SECTIONS)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_settings() -> Iterator[None]:
+    """The CLI caches Settings read from the environment; don't leak a test's into the next."""
+    yield
+    get_settings.cache_clear()
 
 
 @pytest.fixture
@@ -235,6 +242,13 @@ def test_cli_json_summary_and_bad_arguments(tmp_path: Path, server: ReplayServer
     assert cli.main(["ingest", "--data-dir", str(data_dir), "--limit", "0"]) == 2
     # The failed run is on record too.
     assert json.loads((data_dir / "ingest_runs.jsonl").read_text().splitlines()[-1])["status"] == "failed"
+    # An embedder that cannot be reached: a one-line error and exit 1, not a traceback.
+    monkeypatch.setenv("TAXNAV_MODELS__PROVIDER", "mistral")
+    monkeypatch.setenv("TAXNAV_MODELS__MISTRAL_API_KEY", "key")
+    monkeypatch.setenv("TAXNAV_MODELS__MISTRAL_SERVER_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("TAXNAV_MODELS__MAX_RETRIES", "0")
+    assert cli.main(["ingest", "--data-dir", str(tmp_path / "other"), "--source", server.base_url, "--limit", "3"]) == 1
+    assert "Mistral embeddings" in capsys.readouterr().err
 
 
 def test_all_three_manuals_ingest_each_into_its_own_collection(tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str], embedding_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from services.dispatch import answer, answer_distributed
-from services.errors import PipelineTimeout
+from services.dispatch import answer, answer_distributed, submit
+from services.errors import PipelineTimeout, Unavailable
+from services.pipeline import new_state
 from services.results import MemoryStore
 from services.workers import WorkerPool, purge
 from shared.config import Settings
@@ -140,3 +141,13 @@ def test_redis_down_is_a_typed_503_not_a_500(slice_settings):
     with TestClient(create_app(settings)) as client:
         response = client.post("/v1/questions", json={"question": QUESTIONS[0]})
     assert response.status_code == 503 and response.json()["error"]["type"] == "unavailable"
+
+
+def test_broker_down_while_dispatching_is_a_typed_error(slice_settings):
+    settings = distributed_settings(slice_settings, "test-unreachable:")
+    settings.redis_url = "redis://127.0.0.1:1/0"
+    state = new_state(QuestionRequest(question=QUESTIONS[0]), settings)
+    started = time.monotonic()
+    with pytest.raises(Unavailable, match="broker"):
+        submit(state, settings, MemoryStore())  # the store is fine; the broker is not
+    assert time.monotonic() - started < 10

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 from anyio import CapacityLimiter, to_thread
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
@@ -31,9 +31,16 @@ from shared.contracts.api import QuestionRequest, QuestionResult
 router = APIRouter(prefix="/v1/questions", tags=["questions"])
 
 # Waiting for an outcome blocks a thread (a Redis read or a condition wait), so waits get
-# their own pool instead of starving the one sync routes share.
-_WAITERS = CapacityLimiter(256)
+# their own pool of threads instead of starving the one sync routes share.
+WAITING_THREADS = 256
 _followers: set[asyncio.Future] = set()  # followers of questions nobody waits on (kept from GC)
+
+
+def _waiters(request: Request) -> CapacityLimiter:
+    state = request.app.state
+    if getattr(state, "waiters", None) is None:  # made inside the app's event loop
+        state.waiters = CapacityLimiter(WAITING_THREADS)
+    return state.waiters
 
 QuestionId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
 
@@ -80,12 +87,13 @@ async def ask(
     settings: SettingsDep,
     store: StoreDep,
     metrics: MetricsDep,
+    request: Request,
     wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
 ) -> JSONResponse:
     started = time.perf_counter()
     qid = await to_thread.run_sync(_start, body, settings, store)
     # Followed in every case, so metrics see each outcome once even when nobody waits.
-    follower = asyncio.ensure_future(to_thread.run_sync(_outcome, store, qid, metrics, started, limiter=_WAITERS))
+    follower = asyncio.ensure_future(to_thread.run_sync(_outcome, store, qid, metrics, started, limiter=_waiters(request)))
     if not (body.wait if wait is None else wait):
         _followers.add(follower)
         follower.add_done_callback(_followers.discard)
@@ -131,8 +139,10 @@ def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
         "QuestionResult, or one `error` event (`{type, message}`, e.g. a timeout). Replays from the start."
     ),
 )
-def question_events(qid: KnownQuestion, store: StoreDep) -> Iterator[ServerSentEvent]:
-    for event in follow(store, qid):
+async def question_events(qid: KnownQuestion, store: StoreDep, request: Request) -> AsyncIterator[ServerSentEvent]:
+    events = follow(store, qid)
+    limiter = _waiters(request)  # each blocking read on the waiting threads, not the shared pool
+    while (event := await to_thread.run_sync(next, events, None, limiter=limiter)) is not None:
         if event.kind == "stage":
             data = {"stage": event.trace.stage, "ms": round(event.trace.ms, 3), "candidates": len(event.trace.candidate_ids)}
             yield ServerSentEvent(event="stage", data=data)
@@ -140,4 +150,3 @@ def question_events(qid: KnownQuestion, store: StoreDep) -> Iterator[ServerSentE
             yield ServerSentEvent(event="result", data=event.result.model_dump(mode="json"))
         else:
             yield ServerSentEvent(event="error", data=event.error.model_dump())
-

@@ -1,0 +1,248 @@
+"""The question stages on the real ingested EIM slice (``slice_settings``, tests/conftest.py):
+retrieval, expansion, rollup, selection (both strategies), stitching, verification, and the
+pipeline end to end with every refusal category it can reach."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from services.pipeline import STAGES, answer_question, candidate_ids, finish, new_state, run_stage
+from services.stages import expansion, retrieval, rollup, stitching, verification
+from services.stages.verification import check_claim
+from shared.config import Settings
+from shared.contracts.api import QuestionRequest, QuestionResult
+from shared.contracts.corpus import section_of
+from shared.contracts.pipeline import Draft, DraftSentence, PipelineState, Query
+from shared.index import CorpusIndex
+
+MILEAGE = "How much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
+VAN = "I've got a works van that I take home at weekends and the firm pays for all the diesel. What is the taxable benefit for 2014-15?"
+
+
+def _variant(settings: Settings, **sections: dict) -> Settings:
+    update = {name: getattr(settings, name).model_copy(update=values) for name, values in sections.items()}
+    return settings.model_copy(update=update)
+
+
+def _state(question: str, settings: Settings, upto: str) -> PipelineState:
+    state = new_state(QuestionRequest(question=question), settings)
+    for stage in STAGES:
+        state = run_stage(stage, state, settings)
+        if stage.name == upto:
+            break
+    return state
+
+
+# ---- retrieval ---------------------------------------------------------------------------
+
+
+def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> None:
+    result = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings)
+    assert 0 < len(result.hits) <= slice_settings.retrieval.top_k
+    assert len(result.query_vector) == 384
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+    per_page: dict[str, int] = {}
+    for hit in result.hits:
+        per_page[section_of(hit.chunk_id)] = per_page.get(section_of(hit.chunk_id), 0) + 1
+    assert max(per_page.values()) <= slice_settings.retrieval.max_chunks_per_page
+    assert any(h.source == "hybrid" for h in result.hits)
+    assert {section_of(h.chunk_id) for h in result.hits} & {"EIM31240", "EIM31230", "EIM31355"}
+
+
+@pytest.mark.parametrize("flag, source", [("use_bm25", "vector"), ("use_vectors", "bm25")])
+def test_retrieval_single_list_variants(slice_settings: Settings, flag: str, source: str) -> None:
+    settings = _variant(slice_settings, retrieval={flag: False})
+    result = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=settings.manual), settings)
+    assert result.hits and {h.source for h in result.hits} == {source}
+    assert (result.query_vector == []) == (source == "bm25")
+
+
+# ---- expansion and rollup ---------------------------------------------------------------
+
+
+def test_expansion_neighbours_rank_strictly_below_their_source(slice_settings: Settings) -> None:
+    state = _state(VAN, slice_settings, "retrieval")
+    expanded = expansion.expand(state.query, state.retrieval, slice_settings)
+    hits = {h.chunk_id: h for h in state.retrieval.hits}
+    neighbours = [h for h in expanded.hits if h.chunk_id not in hits]
+    assert neighbours, "the slice's van pages link to each other: expansion must bring some in"
+    assert {h.source for h in neighbours} <= {"xref", "sibling"}
+    index = CorpusIndex.open(slice_settings)
+    for n in neighbours:
+        sources = [h for h in state.retrieval.hits if h.chunk_id == n.via or section_of(h.chunk_id) == n.via]
+        assert sources and n.score < max(s.score for s in sources)
+        if n.source == "xref":
+            assert any(x.target_section == section_of(n.chunk_id) for x in index.xrefs_from(n.via))
+    # the retrieval hits keep their own scores
+    assert all(hits[h.chunk_id].score == h.score for h in expanded.hits if h.chunk_id in hits)
+
+
+def test_expansion_off_returns_the_hits(slice_settings: Settings) -> None:
+    state = _state(VAN, slice_settings, "retrieval")
+    settings = _variant(slice_settings, expansion={"enabled": False})
+    assert expansion.expand(state.query, state.retrieval, settings).hits == state.retrieval.hits
+
+
+def test_rollup_whole_page_best_chunk_first_and_hit_only_variant(slice_settings: Settings) -> None:
+    state = _state(MILEAGE, slice_settings, "expansion")
+    index = CorpusIndex.open(slice_settings)
+    scores = {h.chunk_id: h.score for h in state.expansion.hits}
+    whole = rollup.rollup(state.query, state.expansion, slice_settings)
+    for page in whole.pages:
+        page_ids = [c.id for c in index.page_chunks(page.section_id)]
+        assert len(page.chunks) == min(len(page_ids), slice_settings.rollup.max_chunks_per_page)
+        best = max((c for c in page.chunks if c.id in scores), key=lambda c: scores[c.id])
+        assert page.chunks[0].id == best.id
+    assert [p.score for p in whole.pages] == sorted((p.score for p in whole.pages), reverse=True)
+    hit_only = rollup.rollup(state.query, state.expansion, _variant(slice_settings, rollup={"whole_page": False}))
+    assert all(c.id in scores for p in hit_only.pages for c in p.chunks)
+    assert sum(len(p.chunks) for p in hit_only.pages) < sum(len(p.chunks) for p in whole.pages)
+
+
+# ---- selection ---------------------------------------------------------------------------
+
+
+def test_recall_greedy_keeps_the_rate_table_and_strict_keeps_fewer(slice_settings: Settings) -> None:
+    greedy = _state(MILEAGE, slice_settings, "selection")
+    strict_settings = _variant(slice_settings, selection={"strategy": "strict"})
+    strict = _state(MILEAGE, strict_settings, "selection")
+    kept = [p.section_id for p in greedy.selection.pages]
+    assert "EIM31240" in kept  # the statutory rate table answers a rate question
+    assert strict.selection.pages and len(strict.selection.pages) < len(kept)
+    assert set(greedy.selection.dropped).isdisjoint(kept)
+
+
+# ---- stitching and verification -----------------------------------------------------------
+
+
+def test_stitching_quotes_only_selected_paragraphs_one_marker_each(slice_settings: Settings) -> None:
+    state = _state(MILEAGE, slice_settings, "stitching")
+    allowed = verification.paragraphs_of(state.selection)
+    assert state.draft.sentences
+    for sentence in state.draft.sentences:
+        assert len(sentence.citations) == 1
+        assert sentence.citations[0] in allowed
+        assert " ".join(sentence.text.split()) in " ".join(allowed[sentence.citations[0]].text.split())
+    text = " ".join(s.text for s in state.draft.sentences)
+    assert "45p" in text  # the current rate row of EIM31240's table
+
+
+def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Settings) -> None:
+    state = _state(MILEAGE, slice_settings, "stitching")
+    real = state.draft.sentences[0]
+    state.draft = Draft(
+        sentences=[
+            real,
+            DraftSentence(text="Employers may pay 90p a mile free of tax.", citations=real.citations),
+            DraftSentence(text="Mileage payments are always exempt.", citations=["EIM99999#c0.p0"]),
+        ]
+    )
+    state = verification.step(state, slice_settings)
+    verdicts = [s.verdict for s in state.verification.sentences]
+    assert verdicts[0] == "supported" and verdicts[2] == "unsupported"
+    assert verdicts[1] in {"contradicted", "unsupported", "partially_supported"}
+    assert state.verification.faithfulness == pytest.approx(1 / 3)
+    assert state.refusal is not None and state.refusal.category == "low_coverage"
+    assert state.refusal.evidence["faithfulness"] < slice_settings.verification.faithfulness_floor
+
+
+def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings) -> None:
+    state = _state(MILEAGE, slice_settings, "selection")
+    state.selection = state.selection.model_copy(deep=True)  # the pages hold the index's own chunks
+    first, second = state.selection.pages[0], state.selection.pages[1]
+    a = first.chunks[0].paragraphs[0]
+    b = second.chunks[0].paragraphs[0]
+    a.text, b.text = "The approved amount for a car is 45p a mile.", "The approved amount for a car is 40p a mile."
+    state = stitching.step(state, _variant(slice_settings))
+    # The stitcher quoted both (they answer the question best) and they disagree.
+    assert state.refusal is not None and state.refusal.category == "conflict", state.draft
+    assert set(state.refusal.evidence["paragraph_ids"]) == {a.id, b.id}
+
+
+# ---- the pipeline end to end ----------------------------------------------------------------
+
+
+def test_answer_end_to_end_with_citations_and_trace(slice_settings: Settings) -> None:
+    events: list[str] = []
+    result = answer_question(QuestionRequest(question=MILEAGE), slice_settings, on_event=lambda name, trace: events.append(name))
+    assert result.status == "answered" and result.answer is not None
+    assert events == ["retrieval", "expansion", "rollup", "selection", "stitching", "verification"]
+    assert [t.stage for t in result.trace] == events
+    by_id = {c.paragraph_id: c for c in result.citations}
+    for sentence in result.answer.sentences:
+        assert len(sentence.citations) == 1 and sentence.citations[0] in by_id
+        assert sentence.reason
+    assert result.answer.faithfulness >= slice_settings.verification.faithfulness_floor
+    citation = by_id[result.answer.sentences[0].citations[0]]
+    assert citation.url.startswith("https://www.gov.uk/hmrc-internal-manuals/employment-income-manual/")
+    assert citation.section_id == section_of(citation.paragraph_id) and citation.title and citation.heading_path
+    assert citation.public_updated_at.year == 2014
+    # every claim's figures are in its cited paragraph
+    for sentence in result.answer.sentences:
+        assert check_claim(sentence.text, [CorpusIndex.open(slice_settings).paragraph(sentence.citations[0])])[0] == "supported"
+
+
+@pytest.mark.parametrize(
+    "question, category",
+    [
+        ("asdf ;; qwerty ?? 7#k lorem zz", "malformed"),
+        ("What's the VAT registration threshold for my small business?", "out_of_scope"),
+        ("Under the optional remuneration arrangement (OpRA) rules, how is my van valued?", "low_coverage"),
+        ("What's the van benefit charge for the 2025-26 tax year?", "stale"),
+    ],
+)
+def test_refusals_end_to_end(slice_settings: Settings, question: str, category: str) -> None:
+    result = answer_question(QuestionRequest(question=question), slice_settings)
+    assert result.status == "refused" and result.refusal is not None
+    assert result.refusal.category == category
+    assert result.answer is None
+    if category in {"malformed", "out_of_scope"}:
+        assert result.trace == []  # no retrieval or model cost
+    if category == "stale":
+        assert result.refusal.evidence["asked_for"] == "2025-26"
+        assert {c.section_id for c in result.citations} <= {p["section_id"] for p in result.refusal.evidence["pages"]}
+
+
+def test_candidate_ids_per_stage(slice_settings: Settings) -> None:
+    state = _state(MILEAGE, slice_settings, "verification")
+    assert all("#" in c for c in candidate_ids("retrieval", state))
+    assert all("#" not in s for s in candidate_ids("selection", state))
+    assert all(".p" in c for c in candidate_ids("verification", state))
+    assert candidate_ids("no-such-stage", state) == []
+
+
+def test_finish_refuses_an_unfinished_state(slice_settings: Settings) -> None:
+    state = _state(MILEAGE, slice_settings, "selection")
+    with pytest.raises(ValueError):
+        finish(state, slice_settings)
+
+
+@pytest.fixture()
+def cli_env(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """`taxnav` writes --data-dir into the environment: restore it (and the settings cache)."""
+    from shared.config import get_settings
+
+    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")
+    yield monkeypatch
+    get_settings.cache_clear()
+
+
+def test_cli_ask_prints_the_api_json(slice_settings: Settings, capsys: pytest.CaptureFixture[str], cli_env: pytest.MonkeyPatch) -> None:
+    from taxnav.cli import main
+
+    cli_env.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(slice_settings.ingest.embedding_cache_dir))
+    assert main(["ask", "--data-dir", str(slice_settings.data_dir), "--json", MILEAGE]) == 0
+    result = QuestionResult.model_validate(json.loads(capsys.readouterr().out))
+    assert result.status == "answered" and result.citations
+    assert main(["ask", "--data-dir", str(slice_settings.data_dir), "   "]) == 0
+    assert "REFUSED (malformed)" in capsys.readouterr().out
+
+
+def test_cli_ask_without_an_index_is_a_clear_error(tmp_path, capsys: pytest.CaptureFixture[str], cli_env: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    from taxnav.cli import main
+
+    assert main(["ask", "--data-dir", str(tmp_path), "How much is the van benefit?"]) == 2
+    assert "taxnav ingest" in capsys.readouterr().err
