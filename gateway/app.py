@@ -7,7 +7,11 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import pkgutil
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -15,12 +19,16 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 import gateway.api.routes as routes
+from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
+from services.pipeline import answer_question
 from services.results import make_store
 from shared.config import Settings, get_settings
+from shared.contracts.api import QuestionRequest
 
 STATIC_DIR = Path(__file__).parent / "static"
+log = logging.getLogger(__name__)
 
 DESCRIPTION = """Citation-grounded answers over HMRC's Employment Income Manual.
 
@@ -34,10 +42,34 @@ def route_modules() -> list[str]:
     return sorted(f"{routes.__name__}.{m.name}" for m in pkgutil.iter_modules(routes.__path__))
 
 
+WARM_UP_QUESTION = "How much can my employer pay me per mile for using my own car for work?"
+
+
+def warm_up(settings: Settings, done: threading.Event) -> None:
+    """Load what the first question would otherwise wait for: the index and, in embedded mode,
+    everything the stages load lazily (one question through the pipeline). /readyz says
+    "warming up" until this ends."""
+    try:
+        open_index(settings)
+        if settings.mode == "embedded" and settings.models.provider == "local":
+            answer_question(QuestionRequest(question=WARM_UP_QUESTION), settings)
+    except Exception as exc:  # noqa: BLE001  (a missing index is reported by /readyz and each request)
+        log.warning("warm-up skipped: %s", exc)
+    finally:
+        done.set()
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(title="Tax Policy Navigator", version="0.1.0", description=DESCRIPTION)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        threading.Thread(target=warm_up, args=(settings, app.state.warm), name="warm-up", daemon=True).start()
+        yield
+
+    app = FastAPI(title="Tax Policy Navigator", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
+    app.state.warm = threading.Event()
     app.state.store = make_store(settings)
     app.state.metrics = GatewayMetrics()
     install_error_handlers(app)

@@ -231,6 +231,7 @@ async def crawl(
     for child in children(root.document):
         result.titles[str(child["section_id"]).upper()] = str(child.get("title") or "")
     done = 0
+    seen: set[str] = set()
 
     async def fetch_one(entry: dict[str, Any]) -> tuple[str, Fetched]:
         nonlocal done
@@ -255,7 +256,6 @@ async def crawl(
         result.errors[section] = fetched.error
         return None
 
-    seen: set[str] = set()
     if sections is not None:
         wanted = [{"section_id": s.upper()} for s in sorted(sections)]
         seen.update(s.upper() for s in sections)

@@ -65,6 +65,10 @@ PREFIX_MANUALS = {
 }
 # A range with more known sections than this is kept as its two endpoints (not a fan of edges).
 MAX_RANGE = 60
+# Sibling edges join chunks up to this many positions apart on a page: every chunk of a
+# typical page (EIM pages have a handful), a neighbourhood on the long ones (SAM has pages
+# of a hundred chunks, where a clique would be thousands of edges).
+SIBLING_WINDOW = 4
 
 LINK_HREF = re.compile(r"hmrc-internal-manuals/(?P<manual>[a-z0-9-]+)/(?P<section>[A-Za-z0-9-]+)", re.I)
 GUIDANCE_HREF = re.compile(
@@ -189,7 +193,8 @@ def resolve(refs: list[RawRef], manual: str, own_sections: Iterable[str]) -> lis
 
 def build_graph(manual: str, pages: dict[str, Page], chunks: dict[str, Chunk], xrefs: list[CrossRef]) -> nx.DiGraph:
     """Page nodes (other manuals' pages marked external), chunk nodes, page->page ``xref``
-    edges (with every linking paragraph) and chunk<->chunk ``sibling`` edges within a page."""
+    edges (with every linking paragraph) and chunk<->chunk ``sibling`` edges within a page
+    (both directions, up to ``SIBLING_WINDOW`` positions apart)."""
     graph = nx.DiGraph(manual=manual)
     for section, page in pages.items():
         graph.add_node(section, kind="page", manual=manual, external=False)
@@ -213,7 +218,7 @@ def build_graph(manual: str, pages: dict[str, Page], chunks: dict[str, Chunk], x
     for page in pages.values():
         ids = page.chunk_ids
         for i, a in enumerate(ids):
-            for b in ids[i + 1 :]:
+            for b in ids[i + 1 : i + 1 + SIBLING_WINDOW]:
                 graph.add_edge(a, b, kind="sibling")
                 graph.add_edge(b, a, kind="sibling")
     return graph

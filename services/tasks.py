@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import logging
+
 from celery import Task
+from celery.signals import worker_ready
 
 from services.dispatch import finish_to_store, run_stages, stage_queues, task_name
 from services.errors import as_info
@@ -20,6 +23,24 @@ from services.results import QuestionEvent, RedisStore, stage_event
 from shared.celery_app import STAGE_QUEUES, celery_app
 from shared.config import get_settings
 from shared.contracts.pipeline import PipelineState
+
+
+log = logging.getLogger(__name__)
+
+
+@worker_ready.connect
+def warm_up(sender: object = None, **_: object) -> None:
+    """Load the index (and the embedder on retrieval workers) before the first task."""
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    settings = get_settings()
+    consumed = {queue.name for queue in getattr(getattr(sender, "task_consumer", None), "queues", [])}
+    try:
+        index = CorpusIndex.open(settings)
+        if "retrieval" in consumed and settings.models.provider == "local":
+            index.embed_query("warm up")
+    except Exception as exc:  # noqa: BLE001  (the first task reports a real problem as a typed error)
+        log.warning("warm-up skipped: %s", exc)
 
 
 @lru_cache(maxsize=1)

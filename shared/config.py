@@ -69,7 +69,7 @@ class RetrievalSettings(BaseModel):
 
 class ExpansionSettings(BaseModel):
     enabled: bool = True
-    seeds: int = 6
+    seeds: int = 12
     decay: float = 0.5
 
 

@@ -58,6 +58,7 @@ class ReplayServer:
         self._lock = threading.Lock()
         self._faults: list[Fault] = list(faults or [])
         self._overrides: dict[tuple[str, str | None], dict[str, Any] | None] = {}  # None = removed
+        self._bytes: dict[Path, bytes] = {}  # corpus files as read (served as is: no JSON round trip)
         self.hits: Counter[str] = Counter()  # request path -> count
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
@@ -136,6 +137,22 @@ class ReplayServer:
             return None
         return self.corpus_dir / manual / (f"{section.lower()}.json" if section else "_manual.json")
 
+    def _body(self, manual: str, section: str | None) -> bytes | None:
+        key = (manual, section.lower() if section else None)
+        with self._lock:
+            if key in self._overrides:
+                found = self._overrides[key]
+                return json.dumps(found).encode() if found is not None else None
+        path = self._file(manual, section)
+        if path is None:
+            return None
+        cached = self._bytes.get(path)
+        if cached is None:
+            if not path.is_file():
+                return None
+            cached = self._bytes[path] = path.read_bytes()
+        return cached
+
     def _take_fault(self, key: tuple[str, str | None]) -> Fault | None:
         with self._lock:
             for fault in self._faults:
@@ -163,10 +180,9 @@ class ReplayServer:
                 return fault.status, headers, json.dumps({"error": f"injected {fault.status}"}).encode()
             elif fault.kind == "truncate":
                 truncate = True
-        document = self.document(manual, section)
-        if document is None:
+        body = self._body(manual, section)
+        if body is None:
             return 404, {}, b'{"error": "not found"}'
-        body = json.dumps(document).encode()
         if truncate:
             body = body[: len(body) // 2]
         return 200, {}, body
@@ -176,6 +192,9 @@ class ReplayServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; with Nagle on, each response would wait
+            # for the client's delayed ACK (~40 ms) on a keep-alive connection.
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 path = self.path.split("?", 1)[0]

@@ -1,10 +1,11 @@
 """The offline provider: deterministic selection, extractive stitching, rule-based verification.
 
 Selection scores each rolled-up page by how much of the question it covers (idf-weighted
-terms over its title, headings and text) and how close its best chunk is to the question's
-embedding. Stitching quotes the sentences (or table rows) that answer: every draft
-sentence is a verbatim span of the paragraph it cites, so the answer is grounded by
-construction; verification still checks every claim (services.stages.verification).
+terms over its text and title), how close its best chunk is to the question's embedding, and
+how much the other candidates link to it; recall-greedy keeps every page near the best one.
+Stitching quotes the sentences (or table rows) that answer: every draft sentence is a
+verbatim span of the paragraph it cites, so the answer is grounded by construction;
+verification still checks every claim (services.stages.verification).
 """
 
 from __future__ import annotations
@@ -33,17 +34,20 @@ _RATE_INTENT = re.compile(
 
 # ---- selection ------------------------------------------------------------------------
 
-MAX_PAGES = 6  # recall-greedy: pages kept at most
+MAX_PAGES = 8  # recall-greedy: pages kept at most
 STRICT_PAGES = 2
 MIN_RELEVANCE = 0.30  # below this no page is about the question
+MIN_SIMILARITY = 0.45  # the best chunk's cosine with the question, below which nothing is on topic
 KEEP_RATIO = 0.72  # recall-greedy keeps pages within this share of the best page
 LINKED_RATIO = 0.55  # a page the kept pages link to needs less
 STRICT_RATIO = 0.92
 VECTOR_WEIGHT = 0.5
 AUTHORITY_WEIGHT = 0.15
+TITLE_WEIGHT = 0.2  # the manual's page titles name the rule a page states
 EXPANSION_WEIGHT = 0.5
 ASK_WEIGHT = 2.0
 EXAMPLE_PAGE_FACTOR = 0.9
+LOOKUP_BONUS = 0.1
 _EXAMPLE = re.compile(r"\bexamples?\b", re.I)
 
 
@@ -101,13 +105,18 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     vector = None
     if settings.retrieval.use_vectors and rollup.pages:
         vector = query_vector(index, query.question)
+    rate_question = bool(_RATE_INTENT.search(query.question))
+    q_numbers = _lookup_numbers(query.question)
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
         sim = max((_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
-        rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov
-        if _EXAMPLE.search(index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""):
+        title = index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""
+        rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov + TITLE_WEIGHT * coverage(weights, set(terms(title)))
+        if _EXAMPLE.search(title):
             rel *= EXAMPLE_PAGE_FACTOR  # an illustration ranks below the rule it illustrates
+        if rate_question and q_numbers and any(_table_lookup(c, q_numbers) for c in bundle.chunks):
+            rel += LOOKUP_BONUS  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
@@ -130,7 +139,11 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)
-    if best < MIN_RELEVANCE:
+    # Nothing relevant: no passage is near the question in meaning (when there are vectors;
+    # off-topic questions stay below this while the manual's own topics sit well above it),
+    # or, keywords only, too little of the question is on any page.
+    near = max(s.similarity for s in scored) if settings.retrieval.use_vectors else 1.0
+    if best < MIN_RELEVANCE or near < MIN_SIMILARITY:
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
     if settings.selection.strategy == "strict":
@@ -160,51 +173,70 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 8
-PER_PAGE = 2
+MAX_SENTENCES = 12
+PER_PAGE = 3
 LEAD_PAGE_EXTRA = 3  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
-LENGTH_B = 0.5
+LENGTH_B = 0.5  # BM25-style length normalisation of a sentence's term coverage
 AVG_UNIT_TERMS = 14.0
-LEAD_BONUS = 0.2
+LEAD_BONUS = 0.2  # the manual states the rule first, then the detail and the examples
 LEAD_UNITS = 10
-EXAMPLE_UNIT_FACTOR = 0.8
-LIST_ITEMS = 4
-COVERED = 0.5  # what a question term still weighs once a chosen sentence has covered it
-  # list items quoted after a sentence that introduces them with a colon
 FIGURE_BONUS = 0.12
+LOOKUP_ROW_BONUS = 0.5  # the row of a table keyed by the asker's own figure is the answer
 CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
+LIST_ITEMS = 4  # list items quoted after a sentence that introduces them with a colon
+MAX_FRAGMENTS = 4  # paragraphs one sentence may run over (the 2014 scrape split some)
+
+_TERMINAL = re.compile(r"[.!?:;]['\")\u201d\u2019]*$")
+_CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
 
 
 @dataclass
 class Unit:
-    text: str
-    paragraph: Paragraph
+    """A quotable sentence or table row; ``parts`` holds more than one (paragraph, text)
+    when the scrape split the sentence over paragraphs (each part keeps its own citation)."""
+
+    parts: list[tuple[Paragraph, str]]
     page_rank: int
     order: tuple[int, int, int]  # chunk position, paragraph index, unit index
-    score: float
-    own: frozenset[str] = frozenset()  # the unit's terms
-    context: frozenset[str] = frozenset()  # its headings' terms it does not repeat
-    norm: float = 1.0  # length normalisation
-    prior: float = 1.0  # page prior
-    rest: float = 0.0  # the score's parts that do not depend on the question's terms
+    row: int | None = None  # table row (0 = the header)
+    score: float = 0.0
 
-    def lexical(self, weights: dict[str, float], total: float) -> float:
-        """How much of the question's (remaining) weight the unit covers, out of ``total``."""
-        if total <= 0:
-            return 0.0
-        own = sum(w for t, w in weights.items() if t in self.own) / total
-        ctx = sum(w for t, w in weights.items() if t in self.context) / total
-        return (own * self.norm + CONTEXT_WEIGHT * ctx) * self.prior
+    @property
+    def text(self) -> str:
+        return " ".join(text for _, text in self.parts)
+
+    @property
+    def paragraph(self) -> Paragraph:
+        return self.parts[0][0]
 
 
-def _units(paragraph: Paragraph) -> list[str]:
-    if paragraph.kind == "heading":
-        return []
-    if paragraph.kind == "table":
-        return [row for row in paragraph.text.splitlines() if row.strip()]
-    return [s for s in split_sentences(paragraph.text) if len(s) > 2]
+def chunk_units(chunk: Chunk, page_rank: int) -> list[Unit]:
+    """The chunk's sentences and table rows in order, split sentences joined up again."""
+    units: list[Unit] = []
+    for p_index, paragraph in enumerate(chunk.paragraphs):
+        if paragraph.kind == "heading":
+            continue
+        if paragraph.kind == "table":
+            rows = [r for r in paragraph.text.splitlines() if r.strip()]
+            units += [Unit([(paragraph, r)], page_rank, (chunk.position, p_index, i), row=i) for i, r in enumerate(rows)]
+            continue
+        for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
+            last = units[-1] if units else None
+            if (
+                u_index == 0
+                and last is not None
+                and last.row is None
+                and last.parts[-1][0].id != paragraph.id
+                and len(last.parts) < MAX_FRAGMENTS
+                and not _TERMINAL.search(last.parts[-1][1])
+                and (_CONTINUES.match(sentence) or last.text.count("(") > last.text.count(")"))
+            ):
+                last.parts.append((paragraph, sentence))
+            else:
+                units.append(Unit([(paragraph, sentence)], page_rank, (chunk.position, p_index, u_index)))
+    return units
 
 
 _NUM = re.compile(r"\d+(?:\.\d+)?")
@@ -232,6 +264,27 @@ def _lookup_rows(rows: list[str], numbers: list[float]) -> set[int]:
     return picked
 
 
+_AMOUNT = re.compile(r"\u00a3\s?(\d[\d,]*(?:\.\d+)?)\s?(k\b)?", re.I)
+
+
+def _amounts(text: str) -> list[float]:
+    return [float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1) for m in _AMOUNT.finditer(text)]
+
+
+def _near_amount(asked: list[float], stated: list[float]) -> bool:
+    """Whether the text states a different amount of the same order as one the asker gives."""
+    return any(a != b and 0.4 <= b / a <= 2.5 for a in asked if a > 0 for b in stated)
+
+
+def _lookup_numbers(question: str) -> list[float]:
+    """Plain numbers in a question that a table might be keyed by (not years, not tiny)."""
+    return [float(n) for n in _NUM.findall(question) if 10 <= float(n) < 1900]
+
+
+def _table_lookup(chunk: Chunk, numbers: list[float]) -> bool:
+    return any(p.kind == "table" and _lookup_rows([r for r in p.text.splitlines() if r.strip()], numbers) for p in chunk.paragraphs)
+
+
 def _is_figure(fact: str) -> bool:
     return fact[-1] in "%p" or (fact.replace(".", "").isdigit() and len(fact) >= 2)
 
@@ -240,46 +293,44 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     """Every quotable sentence (or table row) of the selected pages, scored for the question."""
     index = CorpusIndex.open(settings, query.manual)
     weights = _weights(query.question, corpus_stats(index), ASK_WEIGHT)
-    total = sum(weights.values())
     rate_question = bool(_RATE_INTENT.search(query.question))
     q_facts = checkable_facts(query.question)
-    q_numbers = [float(n) for n in _NUM.findall(query.question) if 10 <= float(n) < 1900]
+    q_numbers = _lookup_numbers(query.question)
+    q_amounts = _amounts(query.question)
     vector = query_vector(index, query.question) if settings.retrieval.use_vectors else None
-    units: list[Unit] = []
+    out: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
         page_prior = 1.0 / (1 + 0.35 * rank)  # pages come best first from selection
         place = 0  # the unit's place in page order
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             context = set(terms(" ".join(chunk.heading_path[-2:])))
-            illustration = bool(_EXAMPLE.search(" ".join(chunk.heading_path[-2:])))
             chunk_sim = _similarity(index, chunk.id, vector) if vector is not None else 0.0
-            for p_index, paragraph in enumerate(chunk.paragraphs):
-                pieces = _units(paragraph)
-                lookup = _lookup_rows(pieces, q_numbers) if paragraph.kind == "table" and q_numbers else set()
-                for u_index, piece in enumerate(pieces):
-                    own_terms = terms(piece)
-                    own = frozenset(own_terms)
-                    # Short sentences that say the rule are not outscored by long ones that
-                    # merely mention more of the question's words (BM25-style length norm).
-                    norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
-                    unit = Unit(piece, paragraph, rank, (chunk.position, p_index, u_index), 0.0, own, frozenset(context - own), norm, 0.6 + 0.4 * page_prior)
-                    score = unit.lexical(weights, total) + 0.5 * max(chunk_sim, 0.0)
-                    # The manual states the rule first, then the detail and the examples.
-                    score += LEAD_BONUS * max(0.0, 1 - place / LEAD_UNITS)
-                    place += 1
-                    facts = checkable_facts(piece)
-                    if rate_question and any(_is_figure(f) for f in facts):
-                        score += FIGURE_BONUS
-                    if facts & q_facts:
-                        score += FIGURE_BONUS
-                    if u_index in lookup:
-                        score += 2 * FIGURE_BONUS
-                    if illustration and not facts & q_facts:
-                        score *= EXAMPLE_UNIT_FACTOR  # a worked example answers only when it is the asker's case
-                    unit.score = score
-                    unit.rest = score - unit.lexical(weights, total)
-                    units.append(unit)
-    return units
+            units = chunk_units(chunk, rank)
+            lookups = {
+                p.id: _lookup_rows([r for r in p.text.splitlines() if r.strip()], q_numbers)
+                for p in chunk.paragraphs
+                if p.kind == "table" and q_numbers
+            }
+            for unit in units:
+                own_terms = terms(unit.text)
+                own = set(own_terms)
+                norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
+                lexical = coverage(weights, own) * norm + CONTEXT_WEIGHT * coverage(weights, context - own)
+                score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
+                score += LEAD_BONUS * max(0.0, 1 - place / LEAD_UNITS)
+                place += 1
+                facts = checkable_facts(unit.text)
+                if rate_question and any(_is_figure(f) for f in facts):
+                    score += FIGURE_BONUS
+                if facts & q_facts:
+                    score += FIGURE_BONUS
+                if _near_amount(q_amounts, _amounts(unit.text)):
+                    score += FIGURE_BONUS  # the limit the asker's own amount is measured against
+                if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
+                    score += LOOKUP_ROW_BONUS
+                unit.score = score
+            out += units
+    return out
 
 
 def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
@@ -292,53 +343,34 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     per_page: dict[int, int] = {}
 
     def take(unit: Unit) -> None:
-        chosen.append(unit)
-        per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+        if all(unit is not c for c in chosen):
+            chosen.append(unit)
+            per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
 
     # First the best sentence of each leading page, then the best of the rest.
     for rank in range(min(LEAD_PAGES, len(selection.pages))):
         best = next((u for u in ranked if u.page_rank == rank), None)
         if best is not None and best.score >= floor:
             take(best)
-    # Then greedily by what each sentence adds: once a sentence has covered some of the
-    # question's terms, they count for less, so the next pick answers another part of it.
-    index = CorpusIndex.open(settings, query.manual)
-    weights = _weights(query.question, corpus_stats(index), ASK_WEIGHT)
-    total = sum(weights.values())
-
-    def cover(unit: Unit) -> None:
-        for t in unit.own:
-            if t in weights:
-                weights[t] *= COVERED
-    for unit in chosen:
-        cover(unit)
-    while len(chosen) < MAX_SENTENCES:
-        open_units = [
-            u for u in units
-            if u.score >= floor
-            and per_page.get(u.page_rank, 0) < PER_PAGE + (LEAD_PAGE_EXTRA if u.page_rank == 0 else 0)
-            and not any(u.text == c.text for c in chosen)
-        ]
-        if not open_units:
+    for unit in ranked:
+        if len(chosen) >= MAX_SENTENCES or unit.score < floor:
             break
-        best = max(open_units, key=lambda u: (u.rest + u.lexical(weights, total), -u.page_rank, tuple(-x for x in u.order)))
-        take(best)
-        cover(best)
-    # A sentence ending in a colon introduces the list that follows: quote the list too.
+        cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
+        if per_page.get(unit.page_rank, 0) < cap and all(unit.text != c.text for c in chosen):
+            take(unit)
+    position = {id(u): i for i, u in enumerate(units)}
     for unit in list(chosen):
-        if not unit.text.rstrip().endswith(":"):
-            continue
-        followers = sorted((u for u in units if u.page_rank == unit.page_rank and u.order > unit.order), key=lambda u: u.order)
-        for follower in followers[:LIST_ITEMS]:
-            if follower.paragraph.kind != "li" and follower.order[:2] != unit.order[:2]:
-                break
-            if not any(c.text == follower.text and c.paragraph.id == follower.paragraph.id for c in chosen):
-                chosen.append(follower)
-    # A quoted table row needs its header row to be read.
-    for unit in list(chosen):
-        if unit.paragraph.kind == "table" and unit.order[2] > 0:
-            if not any(c.paragraph.id == unit.paragraph.id and c.order[2] == 0 for c in chosen):
-                header = unit.paragraph.text.splitlines()[0]
-                chosen.append(Unit(header, unit.paragraph, unit.page_rank, (*unit.order[:2], 0), unit.score))
-    chosen.sort(key=lambda u: (u.page_rank, u.order))
-    return Draft(sentences=[DraftSentence(text=u.text, citations=[u.paragraph.id]) for u in chosen])
+        i = position[id(unit)]
+        if unit.text.rstrip().endswith(":"):
+            # A sentence ending in a colon introduces the list that follows: quote it too.
+            for follower in units[i + 1 : i + 1 + LIST_ITEMS]:
+                if follower.page_rank != unit.page_rank or follower.paragraph.kind != "li":
+                    break
+                take(follower)
+        if unit.row:
+            # A quoted table row needs its header row to be read.
+            header = next((u for u in units[:i][::-1] if u.paragraph.id == unit.paragraph.id and u.row == 0), None)
+            if header is not None:
+                take(header)
+    chosen.sort(key=lambda u: position[id(u)])
+    return Draft(sentences=[DraftSentence(text=text, citations=[paragraph.id]) for u in chosen for paragraph, text in u.parts])

@@ -33,6 +33,19 @@ _AMOUNT_RULE = re.compile(
 )
 
 
+_RULE_NOUNS = r"(?:rules?|scheme|regime|arrangements?|exemption|relief|allowance|charge|legislation|provisions?)"
+
+
+def _names_subject(question: str, acronym: str) -> bool:
+    """Whether the question is about what the acronym names (the OpRA rules, under the PSA
+    scheme, 'optional remuneration arrangement (OpRA)'), not merely mentioning it in passing
+    ("a body like the ICAEW")."""
+    a = re.escape(acronym)
+    return bool(
+        re.search(rf"\({a}\)|\b{a}s?\s+{_RULE_NOUNS}\b|\bunder\s+(?:the\s+|an?\s+)?(?:\w+\s+){{0,3}}{a}\b", question)
+    )
+
+
 def missing_subjects(question: str, stats: CorpusStats, evidence_text: str) -> list[str]:
     """The question's named subjects the manual does not contain.
 
@@ -40,7 +53,7 @@ def missing_subjects(question: str, stats: CorpusStats, evidence_text: str) -> l
     the pages that would answer (the manual has many '£500's, but not in the right place).
     """
     missing = []
-    for acronym in dict.fromkeys(_ACRONYM.findall(question)):
+    for acronym in dict.fromkeys(a for a in _ACRONYM.findall(question) if _names_subject(question, a)):
         forms = {acronym.lower(), acronym.lower() + "s"}
         if acronym.endswith("s") and acronym[:-1].isupper():
             forms.add(acronym[:-1].lower())  # PSAs -> PSA

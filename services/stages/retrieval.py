@@ -54,7 +54,11 @@ def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: i
             seen_in.setdefault(cid, []).append(name)
     ordered: list[str] = []
     taken: dict[str, int] = {}
-    for cid in sorted(scores, key=lambda c: (-scores[c], c)):
+    # Each list's first hit is kept whatever the other list says: a page that only the
+    # keywords (or only the meaning) find first would otherwise lose to many middling
+    # pages both lists agree on.
+    leaders = [ids[0] for ids in ranked_lists.values() if ids][:top_k]
+    for cid in dict.fromkeys([*leaders, *sorted(scores, key=lambda c: (-scores[c], c))]):
         page = section_of(cid)
         if per_page is not None and taken.get(page, 0) >= per_page:
             continue
@@ -62,6 +66,7 @@ def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: i
         ordered.append(cid)
         if len(ordered) == top_k:
             break
+    ordered.sort(key=lambda c: (-scores[c], c))
     return [
         ScoredChunk(chunk_id=c, score=scores[c], source="hybrid" if len(seen_in[c]) > 1 else seen_in[c][0])  # type: ignore[arg-type]
         for c in ordered

@@ -26,6 +26,10 @@ ALIGNED = 0.6  # a cited sentence this close to the claim is taken to be "the sa
 _RANK = {"supported": 0, "partially_supported": 1, "unsupported": 2, "contradicted": 3}
 
 
+def _normal(text: str) -> str:
+    return " ".join(text.replace("\u2019", "'").split()).casefold()
+
+
 def _coverage(claim_terms: list[str], source_terms: set[str]) -> float:
     if not claim_terms:
         return 0.0
@@ -57,6 +61,8 @@ def check_claim(claim: str, cited: list[Paragraph]) -> tuple[Verdict, str]:
         return "unsupported", "cites no paragraph of the selected pages"
     source = "\n".join(p.text for p in cited)
     ids = ", ".join(p.id for p in cited)
+    if _normal(claim) and _normal(claim) in _normal(source):
+        return "supported", f"quoted from {ids}"
     claim_terms = terms(claim)
     source_terms = set(terms(source))
     coverage = _coverage(claim_terms, source_terms)

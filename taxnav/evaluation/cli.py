@@ -23,12 +23,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="score the pipeline on an eval file (variants + Haystack peer)",
         description=__doc__,
     )
-    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="eval JSONL file")
+    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="eval JSONL file (default ../shared/eval/questions.jsonl)")
     parser.add_argument("--out", type=Path, required=True, help="directory for report.json, report.md, the chart")
     parser.add_argument(
         "--source",
         default=str(DEFAULT_SOURCE),
-        help="where to ingest from when the data dir has no collection of the manual (corpus dir or URL)",
+        help="where to ingest from when the data dir has no collection of the manual: corpus dir or "
+        "Content API URL (default ../shared/corpus)",
     )
     parser.add_argument(
         "--variants",
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         questions = load_questions(args.questions)
-        run_result = run_eval(questions, get_settings(), args.variants, source=args.source)
+        run_result = run_eval(questions, get_settings(), args.variants, source=args.source, progress=sys.stderr.isatty())
     except (QuestionsFileError, VariantError, FileNotFoundError, IngestError) as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
         return 2

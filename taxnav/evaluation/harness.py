@@ -123,13 +123,13 @@ def has_collection(settings: Settings) -> bool:
     return serving_path(settings, settings.manual) is not None
 
 
-def ensure_ingested(settings: Settings, source: str) -> dict[str, Any] | None:
+def ensure_ingested(settings: Settings, source: str, progress: bool = False) -> dict[str, Any] | None:
     """Ingest the manual from ``source`` unless the data dir already serves a collection of it."""
     if has_collection(settings):
         return None
     from ingest_worker.ingest import run_ingest  # noqa: PLC0415  (only when there is no index)
 
-    return run_ingest(settings, source=source, manual=settings.manual).model_dump(mode="json")
+    return run_ingest(settings, source=source, manual=settings.manual, progress=progress).model_dump(mode="json")
 
 
 def run_eval(
@@ -137,13 +137,14 @@ def run_eval(
     settings: Settings,
     variant_names: Sequence[str] | None = None,
     source: str | None = None,
+    progress: bool = False,
 ) -> EvalRun:
     from services.pipeline import STAGES, answer_question, run_stage  # noqa: PLC0415  (heavy imports)
     from services.stages.verification import checkable_facts  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
 
     names = resolve_variants(variant_names)
-    ingested = ensure_ingested(settings, source) if source else None
+    ingested = ensure_ingested(settings, source, progress) if source else None
     if not has_collection(settings):
         raise FileNotFoundError(
             f"no {settings.manual} collection under {settings.data_dir}; pass --source to ingest one"

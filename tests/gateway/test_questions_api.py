@@ -28,6 +28,15 @@ def client(slice_settings: Settings) -> TestClient:
         yield test_client
 
 
+def wait_ready(client: TestClient, timeout_s: float = 60):
+    """/readyz once the start-up warm-up (a question through the pipeline) is over."""
+    deadline = time.monotonic() + timeout_s
+    while (response := client.get("/readyz")).status_code != 200 and time.monotonic() < deadline:
+        assert response.json()["checks"].get("warm_up") == "warming up", response.text
+        time.sleep(0.2)
+    return response
+
+
 def ask(client: TestClient, question: str, **params: object) -> dict:
     response = client.post("/v1/questions", json={"question": question}, params=params)
     assert response.status_code in (200, 202), response.text
@@ -131,8 +140,9 @@ def test_unknown_page_is_a_typed_404(client):
 
 
 def test_ready_with_an_index_and_metrics_count_what_happened(client):
-    ready = client.get("/readyz")
+    ready = wait_ready(client)
     assert ready.status_code == 200 and ready.json()["checks"]["index"].startswith("ok")
+    assert ready.json()["checks"]["warm_up"] == "ok"
     ask(client, REFUSALS["out_of_scope"])
     ask(client, MILEAGE)
     client.get("/v1/pages/EIM99999")

@@ -136,12 +136,14 @@ def test_page_dropped_from_its_parent_is_removed(tmp_path: Path, server: ReplayS
 def test_unreadable_pages_keep_their_last_good_version(ingested: Settings, corpus_dir: Path) -> None:
     faults = [Fault(EIM, "EIM31240", "status", status=500), Fault(EIM, "EIM01476", "truncate")]
     with ReplayServer(corpus_dir, faults=faults) as failing:
+        failing.modify(EIM, "EIM31230", lambda doc: [doc.pop(k) for k in ("public_updated_at", "updated_at")])  # valid JSON, no date
         summary = run_ingest(ingested, failing.base_url, EIM, sections=SLICE)
-    assert summary.failed == ["EIM31240"] and summary.malformed == ["EIM01476"]
+    assert summary.failed == ["EIM31240"] and sorted(summary.malformed) == ["EIM01476", "EIM31230"]
+    assert "public_updated_at" in summary.errors["EIM31230"]
     assert summary.removed_pages == []
     index = CorpusIndex.open(ingested)
     assert any("45p" in c.text for c in index.page_chunks("EIM31240"))
-    assert index.page_chunks("EIM01476")
+    assert index.page_chunks("EIM01476") and index.page_chunks("EIM31230")
 
 
 def test_failed_ingest_leaves_the_previous_generation_serving(ingested: Settings, corpus_dir: Path) -> None:
@@ -254,12 +256,12 @@ def test_cli_json_summary_and_bad_arguments(tmp_path: Path, server: ReplayServer
 def test_all_three_manuals_ingest_each_into_its_own_collection(tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str], embedding_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(embedding_cache))
     data_dir = tmp_path / "data"
-    assert cli.main(["ingest", "--data-dir", str(data_dir), "--source", str(corpus_dir), "--manual", "all", "--limit", "8", "--no-progress"]) == 0
+    assert cli.main(["ingest", "--data-dir", str(data_dir), "--source", str(corpus_dir), "--manual", "all", "--limit", "4", "--no-progress"]) == 0
     out = capsys.readouterr().out
     settings = Settings(data_dir=data_dir)
     for manual in ("employment-income-manual", "business-income-manual", "self-assessment-manual"):
         assert f"{manual}: generation" in out
         index = CorpusIndex.open(settings, manual)
-        assert len(index.pages) == 8 and index.chunks
+        assert len(index.pages) == 4 and index.chunks
         assert {c.manual for c in index.chunks.values()} == {manual}
         assert index.bm25_search(index.chunks[next(iter(index.chunks))].text[:80], 1)

@@ -73,6 +73,38 @@ def test_graph_edges_xrefs_and_siblings(corpus_dir: Path) -> None:
     assert graph.has_edge("EIM31240#c2", "EIM31240#c0")
 
 
+def test_sibling_edges_reach_four_positions_each_way() -> None:
+    from datetime import UTC, datetime
+
+    from shared.contracts.corpus import Chunk, Page
+
+    ids = [f"SAM1#c{i}" for i in range(12)]
+    page = Page(section_id="SAM1", manual="m", title="t", base_path="/p", public_updated_at=datetime.now(UTC), chunk_ids=ids)
+    chunks = {c: Chunk(id=c, section_id="SAM1", manual="m", position=i, heading_path=[], paragraphs=[], content_hash="h") for i, c in enumerate(ids)}
+    graph = build_graph("m", {"SAM1": page}, chunks, [])
+    assert sorted(graph.successors("SAM1#c5"), key=ids.index) == ["SAM1#c1", "SAM1#c2", "SAM1#c3", "SAM1#c4", "SAM1#c6", "SAM1#c7", "SAM1#c8", "SAM1#c9"]
+    assert sorted(graph.successors("SAM1#c0"), key=ids.index) == ["SAM1#c1", "SAM1#c2", "SAM1#c3", "SAM1#c4"]
+    assert edge_counts(graph) == (0, sum(min(4, 11 - i) for i in range(12)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("manual", "linked"), [("business-income-manual", 4427), ("self-assessment-manual", 1330)])
+def test_other_manuals_parse_whole_with_their_link_counts(corpus_dir: Path, manual: str, linked: int) -> None:
+    refs, sections, chunks = [], [], 0
+    for path in sorted((corpus_dir / manual).glob("*.json")):
+        if path.name == "_manual.json":
+            continue
+        doc = json.loads(path.read_text())
+        section = doc["details"]["section_id"].upper()
+        sections.append(section)
+        build, _ = build_page(doc, section, manual, manual, {}, None)
+        refs.extend(build.refs)
+        chunks += len(build.chunks)
+    pairs = {(x.source_section, x.target_section) for x in resolve(refs, manual, sections) if x.kind == "link"}
+    assert abs(len(pairs) - linked) <= 0.02 * linked  # the corpus README's link counts
+    assert chunks > len(sections)
+
+
 @pytest.mark.slow
 def test_whole_eim_has_about_6600_linked_page_to_page_references(corpus_dir: Path) -> None:
     refs, sections = [], []

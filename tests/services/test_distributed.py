@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
+from tests.gateway.test_questions_api import wait_ready
 from services.dispatch import answer, answer_distributed, submit
 from services.errors import PipelineTimeout, Unavailable
 from services.pipeline import new_state
@@ -90,7 +91,7 @@ def test_stage_events_arrive_once_each_in_order(cluster):
 def test_gateway_in_distributed_mode_answers_polls_and_streams(cluster, slice_settings):
     settings, _ = cluster
     with TestClient(create_app(settings)) as client:
-        ready = client.get("/readyz").json()
+        ready = wait_ready(client).json()
         assert ready["ready"] and ready["checks"]["redis"] == "ok"
         waited = client.post("/v1/questions", json={"question": QUESTIONS[0]})
         assert waited.status_code == 200

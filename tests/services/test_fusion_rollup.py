@@ -20,9 +20,19 @@ def test_rrf_scores_are_sums_of_reciprocal_ranks() -> None:
 
 
 def test_rrf_agreement_beats_a_single_first_place() -> None:
-    # 'x' is first in one list only; 'y' is second in both: fusion prefers agreement
-    hits = fuse({"bm25": ["x", "y"], "vector": ["z", "y"]}, rrf_k=60, top_k=2)
-    assert hits[0].chunk_id == "y"
+    # 'x' is first in one list only; 'y' is second in both: fusion ranks agreement first
+    hits = fuse({"bm25": ["x", "y"], "vector": ["z", "y"]}, rrf_k=60, top_k=3)
+    assert [h.chunk_id for h in hits][0] == "y"
+
+
+def test_each_lists_first_hit_survives_the_cut() -> None:
+    # ten chunks both lists agree on outscore 'only-bm25' (first in BM25, absent from vectors)
+    agreed = [f"EIM{i}#c0" for i in range(10)]
+    hits = fuse({"bm25": ["ONLY#c0", *agreed], "vector": agreed}, rrf_k=60, top_k=5)
+    ids = [h.chunk_id for h in hits]
+    assert "ONLY#c0" in ids and len(ids) == 5
+    assert ids[-1] == "ONLY#c0"  # kept, but still ranked by its own (lower) score
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def test_rrf_cuts_to_top_k_and_ignores_duplicates() -> None:

@@ -99,6 +99,9 @@ STATS = CorpusStats(["Salary sacrifice and PAYE settlement agreements (PSAs).", 
 def test_missing_subject_acronym_not_in_the_manual() -> None:
     assert missing_subjects("Under the OpRA rules, how is my car valued?", STATS, "salary sacrifice") == ["OpRA"]
     assert missing_subjects("Can we use PSAs for this?", STATS, "") == []
+    assert missing_subjects("Explain the ESOP rules for my options", STATS, "") == ["ESOP"]
+    # mentioned in passing, not the subject of the question
+    assert missing_subjects("Can my employer pay my fees to a body like the ICAEW?", STATS, "") == []
 
 
 def test_missing_subject_amount_named_rule_absent_from_evidence() -> None:

@@ -191,6 +191,7 @@ def test_answer_end_to_end_with_citations_and_trace(slice_settings: Settings) ->
         ("asdf ;; qwerty ?? 7#k lorem zz", "malformed"),
         ("What's the VAT registration threshold for my small business?", "out_of_scope"),
         ("Under the optional remuneration arrangement (OpRA) rules, how is my van valued?", "low_coverage"),
+        ("What is the capital of France?", "low_coverage"),  # in no tax regime, and near no page
         ("What's the van benefit charge for the 2025-26 tax year?", "stale"),
     ],
 )

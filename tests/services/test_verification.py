@@ -41,6 +41,13 @@ def test_verbatim_claim_is_supported() -> None:
     assert verdict == "supported", reason
 
 
+def test_verbatim_fragment_without_content_words_is_supported() -> None:
+    # the 2014 scrape split sentences over paragraphs: a quoted fragment may have no terms
+    para = Paragraph(id="EIM11235#c0.p2", text="EIM11270).")
+    assert check_claim("EIM11270).", [para])[0] == "supported"
+    assert check_claim("EIM11275).", [para])[0] != "supported"
+
+
 def test_table_row_is_supported_by_its_table() -> None:
     assert check_claim("Car or van | First 10,000After that | 45p25p", [RATE])[0] == "supported"
 

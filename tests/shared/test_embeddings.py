@@ -126,7 +126,7 @@ def test_mistral_errors_are_embedding_errors() -> None:
 def test_mistral_retries_server_errors() -> None:
     with MistralStandin() as standin:
         standin.fail_embeddings_with = 503
-        embedder = _mistral(standin, max_retries=2)
+        embedder = _mistral(standin, max_retries=1)
         with pytest.raises(EmbeddingError):
             embedder.embed(["x"])
         attempts = [p for p, _ in standin.requests if p == "/v1/embeddings"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
@@ -28,8 +28,8 @@ def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}}, summary="Ready to answer questions")
-def readyz(settings: SettingsDep, store: StoreDep) -> JSONResponse:
-    checks: dict[str, str] = {}
+def readyz(settings: SettingsDep, store: StoreDep, request: Request) -> JSONResponse:
+    checks: dict[str, str] = {"warm_up": "ok" if request.app.state.warm.is_set() else "warming up"}
     try:
         index = open_index(settings)
         checks["index"] = f"ok: {len(index.pages)} pages, generation {index.generation}" if index.pages else "empty index"

@@ -42,6 +42,7 @@ def _waiters(request: Request) -> CapacityLimiter:
         state.waiters = CapacityLimiter(WAITING_THREADS)
     return state.waiters
 
+
 QuestionId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
@@ -74,7 +75,7 @@ def _outcome(store: QuestionStore, qid: str, metrics: GatewayMetrics, started: f
 @router.post(
     "",
     response_model=QuestionResult,
-    responses={202: {"model": Pending}, **documented(400, 413, 422, 502, 504)},
+    responses={202: {"model": Pending}, **documented(400, 413, 422, 502, 503, 504)},
     summary="Ask a question",
     description=(
         "Runs the scope guard, then the pipeline. Waits up to the gateway's timeout and returns the result "
@@ -116,7 +117,7 @@ KnownQuestion = Annotated[str, Depends(known_question)]
 @router.get(
     "/{qid}",
     response_model=QuestionResult,
-    responses={202: {"model": Pending}, **documented(404, 502, 504)},
+    responses={202: {"model": Pending}, **documented(404, 502, 503, 504)},
     summary="A question's result (202 while it runs)",
 )
 def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
