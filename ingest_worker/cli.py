@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _describe(summary) -> str:  # noqa: ANN001 (IngestSummary; imported lazily)
     problems = []
-    for name in ("failed", "malformed", "blocked"):
+    for name in ("gone", "failed", "malformed", "blocked"):
         items = getattr(summary, name)
         if items:
             problems.append(f"{len(items)} {name} ({', '.join(items[:5])}{', ...' if len(items) > 5 else ''})")

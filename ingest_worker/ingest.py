@@ -72,6 +72,7 @@ class IngestSummary(BaseModel):
     removed_pages: list[str] = Field(default_factory=list)
     reparsed: int = 0  # pages parsed this run (the rest reused the serving generation's chunks)
     model_embedded: int = 0  # texts the embedding model actually ran on (cache misses)
+    gone: list[str] = Field(default_factory=list)  # linked from the manual but answered 404/410
     failed: list[str] = Field(default_factory=list)  # kept from the serving generation when it had them
     malformed: list[str] = Field(default_factory=list)
     blocked: list[str] = Field(default_factory=list)
@@ -371,6 +372,7 @@ def run_ingest(
         removed_pages=removed_pages,
         reparsed=reparsed,
         model_embedded=embedder.computed,
+        gone=crawl.removed,
         failed=crawl.failed,
         malformed=crawl.malformed + malformed,
         blocked=crawl.blocked,

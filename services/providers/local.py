@@ -183,11 +183,14 @@ AVG_UNIT_TERMS = 14.0
 LEAD_BONUS = 0.2  # the manual states the rule first, then the detail and the examples
 LEAD_UNITS = 10
 FIGURE_BONUS = 0.12
-LOOKUP_ROW_BONUS = 0.5  # the row of a table keyed by the asker's own figure is the answer
+LOOKUP_ROW_BONUS = 0.5
+RATE_ROW_BONUS = 0.3
+RATE_TABLE_PAGES = 3  # the row of a table keyed by the asker's own figure is the answer
 CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
 LIST_ITEMS = 4  # list items quoted after a sentence that introduces them with a colon
 MAX_FRAGMENTS = 4  # paragraphs one sentence may run over (the 2014 scrape split some)
 
+_ANAPHOR = re.compile(r"^(?:This|It|These|They|Such)\b")
 _TERMINAL = re.compile(r"[.!?:;]['\")\u201d\u2019]*$")
 _CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
 
@@ -329,6 +332,15 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
                     score += LOOKUP_ROW_BONUS
                 unit.score = score
+            if rate_question and rank < RATE_TABLE_PAGES:
+                # A rate question on a leading page with a rate table: the table's best row
+                # (the last, i.e. newest, when no row matches better) is part of the answer.
+                rows: dict[str, list[Unit]] = {}
+                for unit in units:
+                    if unit.row:
+                        rows.setdefault(unit.paragraph.id, []).append(unit)
+                for table_rows in rows.values():
+                    max(reversed(table_rows), key=lambda u: u.score).score += RATE_ROW_BONUS
             out += units
     return out
 
@@ -366,7 +378,13 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
             for follower in units[i + 1 : i + 1 + LIST_ITEMS]:
                 if follower.page_rank != unit.page_rank or follower.paragraph.kind != "li":
                     break
+                if len(chosen) >= MAX_SENTENCES + LIST_ITEMS:  # keep the answer a readable length
+                    break
                 take(follower)
+        follower = units[i + 1] if i + 1 < len(units) else None
+        if follower is not None and follower.paragraph.id == unit.paragraph.id and _ANAPHOR.match(follower.text):
+            if len(chosen) < MAX_SENTENCES + LIST_ITEMS:
+                take(follower)  # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
         if unit.row:
             # A quoted table row needs its header row to be read.
             header = next((u for u in units[:i][::-1] if u.paragraph.id == unit.paragraph.id and u.row == 0), None)

@@ -16,6 +16,7 @@ LAY_TO_MANUAL: tuple[tuple[str, str], ...] = (
     (r"perks?|freebies?|fringe benefits?", "benefit in kind"),
     (r"work trips?|business trips?|work journeys?|site visits?", "business travel journeys"),
     (r"per mile|a mile|mileage", "mileage allowance payments"),
+    (r"caps?|capped|ceiling|upper limit", "limit maximum"),
     (r"iphones?|smartphones?|work phones?|mobiles?|cell ?phones?", "mobile telephone"),
     (r"husband|wife|spouse|partner|children|kids|son|daughter", "family household member"),
     (r"presents?|gifts?", "gift award"),

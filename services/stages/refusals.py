@@ -50,7 +50,8 @@ def missing_subjects(question: str, stats: CorpusStats, evidence_text: str) -> l
     """The question's named subjects the manual does not contain.
 
     Acronyms must occur somewhere in the manual; an amount that names a rule must occur in
-    the pages that would answer (the manual has many '£500's, but not in the right place).
+    the candidate pages for the question (the manual has many '£500's, but not in the right
+    place).
     """
     missing = []
     for acronym in dict.fromkeys(a for a in _ACRONYM.findall(question) if _names_subject(question, a)):
@@ -113,12 +114,22 @@ def _words_only(text: str) -> set[str]:
     return {t for t in terms(text) if not any(ch.isdigit() for ch in t)}
 
 
-def conflict(question: str, draft: Draft, paragraphs: dict[str, Paragraph]) -> Refusal | None:
+def conflict(
+    question: str, draft: Draft, paragraphs: dict[str, Paragraph], illustrative: frozenset[str] = frozenset()
+) -> Refusal | None:
     """Two cited sentences from different pages that say the same thing with different
-    figures (or one with 'not'), when the question names no period that would decide it."""
+    figures (or one with 'not'), when the question names no period that would decide it.
+
+    Only statements of a rule can conflict: table rows and worked examples
+    (``illustrative`` paragraph ids) carry each case's own made-up figures."""
     if years_named(question):
         return None
-    sentences = [s for s in draft.sentences if s.citations]
+    sentences = [
+        s
+        for s in draft.sentences
+        if s.citations
+        and not any(c in illustrative or (c in paragraphs and paragraphs[c].kind == "table") for c in s.citations)
+    ]
     for i, a in enumerate(sentences):
         for b in sentences[i + 1 :]:
             if {section_of(c) for c in a.citations} & {section_of(c) for c in b.citations}:

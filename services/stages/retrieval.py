@@ -16,7 +16,7 @@ from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
 from shared.index import CorpusIndex
 from services.stages.lexicon import expand
-from services.stages.text import STOPWORDS, words
+from services.stages.text import STOPWORDS, corpus_stats, words
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
 MIN_DEPTH = 50
@@ -73,10 +73,12 @@ def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: i
     ]
 
 
-def bm25_text(question: str) -> str:
+def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[assignment]
     """The question's words without stop words, plus the manual's words for its everyday
-    words (services/stages/lexicon.py): plain terms for the keyword index."""
-    return " ".join(w for w in words(expand(question)) if w not in STOPWORDS) or question
+    words (services/stages/lexicon.py) and its own other names for what the question names
+    (acronyms and their long forms): plain terms for the keyword index."""
+    text = expand(question) + " " + " ".join(synonyms)
+    return " ".join(w for w in words(text) if w not in STOPWORDS) or question
 
 
 def retrieve(query: Query, settings: Settings) -> RetrievalResult:
@@ -86,7 +88,8 @@ def retrieve(query: Query, settings: Settings) -> RetrievalResult:
     lists: dict[str, list[str]] = {}
     vector: list[float] = []
     if cfg.use_bm25:
-        lists["bm25"] = [cid for cid, _ in index.bm25_search(bm25_text(query.question), depth)]
+        text = bm25_text(query.question, corpus_stats(index).synonyms(query.question))
+        lists["bm25"] = [cid for cid, _ in index.bm25_search(text, depth)]
     if cfg.use_vectors:
         array = query_vector(index, query.question)
         vector = [float(x) for x in array]

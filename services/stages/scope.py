@@ -40,13 +40,15 @@ _INJECTION = re.compile(
     re.I | re.X,
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# Words in a question that make it one even without a question mark.
-_OPENERS = frozenset(
-    """how what when where which who whom whose why whether is are am was were do does did can could
-    shall should will would may might must has have had if please explain tell describe list show
-    give calculate confirm clarify define compare help find i i'm i've my we we're our us me an a
-    the under for in as at does my our any""".split()
+# Words that make a text a question (or a request for information) without a question mark;
+# a longer text with none of them is a statement or a command. (Short texts pass as keyword
+# searches: "company car fuel benefit 2013-14".)
+_ASKING = frozenset(
+    """how what when where which who whom whose why whether if is are do does did can could should
+    would may might must explain tell describe list show calculate confirm clarify define
+    compare help find know wondering advise need""".split()
 )
+MAX_KEYWORD_QUERY_WORDS = 12
 MIN_KNOWN_WORD_SHARE = 0.5
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
 
@@ -93,7 +95,7 @@ def malformed_reason(question: str) -> str | None:
     known = sum(w in acronyms or _known(w, lexicon) for w in alpha)
     if known / len(alpha) < MIN_KNOWN_WORD_SHARE:
         return "The text does not read as a question (most of it is not words)."
-    if "?" not in text and words(text)[0] not in _OPENERS and len(alpha) > 12:
+    if "?" not in text and len(alpha) > MAX_KEYWORD_QUERY_WORDS and not _ASKING & set(alpha):
         return "The text is a statement or a command, not a question."
     return None
 

@@ -36,7 +36,9 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
             candidates=[p.section_id for p in state.rollup.pages][:12],
         )
         return state
-    evidence = "\n".join(c.text for page in selection.pages for c in page.chunks)
+    # every candidate page, not only the kept ones: whether the manual states the amount a
+    # question names its rule by should not hang on a close call in selection
+    evidence = "\n".join(c.text for page in state.rollup.pages for c in page.chunks)
     missing = refusals.missing_subjects(query.question, corpus_stats(index), evidence)
     if missing:
         state.refusal = refusals.low_coverage(

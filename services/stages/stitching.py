@@ -20,5 +20,12 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
             searched=[p.section_id for p in state.selection.pages],
         )
         return state
-    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection))
+    examples = frozenset(
+        p.id
+        for page in state.selection.pages
+        for chunk in page.chunks
+        if "example" in " ".join(chunk.heading_path).lower()
+        for p in chunk.paragraphs
+    )
+    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection), examples)
     return state

@@ -235,6 +235,36 @@ def years_named(text: str) -> list[tuple[int, bool]]:
 # ---- corpus statistics (document frequencies over chunks), cached per index generation ----
 
 
+_DEFINED = re.compile(r"\(([A-Z]{2,6})s?\)")
+_LINKING = frozenset({"and", "of", "for", "the", "to", "in", "on", "a"})
+
+
+def defined_acronyms(text: str) -> list[tuple[str, str]]:
+    """(ACRONYM, long form) for each "long form (ACRONYM)" whose words' initials spell it,
+    e.g. "PAYE settlement agreements (PSAs)", "Employment and Support Allowance (ESA)"."""
+    out = []
+    for m in _DEFINED.finditer(text):
+        acronym = m.group(1)
+        before = re.findall(r"[A-Za-z][\w'-]*", text[max(0, m.start() - 100) : m.start()])[-8:]
+        letters, picked = list(acronym), []
+        for word in reversed(before):
+            if not letters:
+                break
+            if word.lower() in _LINKING and picked:
+                picked.append(word)
+                continue
+            if word[0].upper() == letters[-1]:
+                letters.pop()
+                picked.append(word)
+            else:
+                break
+        while picked and picked[-1].lower() in _LINKING:
+            picked.pop()
+        if not letters and len(picked) >= 2:
+            out.append((acronym, " ".join(reversed(picked))))
+    return out
+
+
 class CorpusStats:
     """Chunk document frequencies of stemmed terms, and the manual's raw vocabulary."""
 
@@ -242,11 +272,27 @@ class CorpusStats:
         self.n = max(1, len(chunk_texts))
         self.df: dict[str, int] = {}
         vocab: set[str] = set()
+        self.acronyms: dict[str, str] = {}  # "psa" -> "PAYE settlement agreement", as the manual defines them
         for text in chunk_texts:
             vocab.update(words(text))
             for t in set(terms(text)):
                 self.df[t] = self.df.get(t, 0) + 1
+            for acronym, phrase in defined_acronyms(text):
+                self.acronyms.setdefault(acronym.lower(), phrase)
         self.vocab = frozenset(vocab)
+
+    def synonyms(self, question: str) -> list[str]:
+        """The manual's own other name for what a question names: the long form of an
+        acronym it uses, the acronym of a long form it spells out."""
+        found = []
+        stemmed = " " + " ".join(terms(question)) + " "
+        asked = set(words(question))
+        for acronym, phrase in self.acronyms.items():
+            if acronym in asked or acronym + "s" in asked:
+                found.append(phrase)
+            elif " " + " ".join(terms(phrase)) + " " in stemmed:  # "PAYE settlement agreement(s)"
+                found.append(acronym)
+        return found
 
     def idf(self, term: str) -> float:
         """BM25-style idf; 0 for a term the manual never uses (it can match nothing)."""

@@ -70,6 +70,7 @@ def build_report(run: EvalRun, questions_file: str) -> dict[str, Any]:
         "answerable": sum(q.expect == "answer" for q in run.questions),
         "to_refuse": sum(q.expect == "refuse" for q in run.questions),
         "headline_variant": HEADLINE_VARIANT,
+        "correct": metrics["correct"],
         **{key: metrics[key] for key in HEADLINE_KEYS},
         "verdict_counts": metrics["verdict_counts"],
         "refusal_by_category": metrics["refusal_by_category"],
@@ -138,8 +139,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     targets = report["targets"]
     for key in HEADLINE_KEYS:
         t = targets.get(key)
+        value = f"{report[key]:.2f}" if key == "claims_per_answer" else _pct(report[key])
+        if key == "verdict_accuracy":
+            value += f" ({report['correct']}/{report['n_questions']})"
         lines.append(
-            f"| {key} | {_pct(report[key]) if key != 'claims_per_answer' else f'{report[key]:.2f}'} | "
+            f"| {key} | {value} | "
             f"{t['reads'] if t else ''} | {('yes' if t['met'] else 'NO') if t else ''} |"
         )
     vs_peer = targets["recall_at_12_vs_peer"]

@@ -90,7 +90,7 @@ def test_write_report(tmp_path):
     assert (tmp_path / "recall_by_stage.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     md = (tmp_path / "report.md").read_text()
-    assert "| verdict_accuracy | 100.0% | >= 46/50 | yes |" in md
+    assert "| verdict_accuracy | 100.0% (2/2) | >= 46/50 | yes |" in md
     assert "| `no_graph` | expansion.enabled=False |" in md
     assert "same settings as full" in md
     # per-question row: question (pipe escaped), each claim with its citation and verdict, latency

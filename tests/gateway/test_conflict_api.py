@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from gateway.app import create_app
 from ingest_worker.ingest import run_ingest
+from tests.support.gateway import wait_ready
 from shared.config import Settings
 
 MANUAL = "employment-income-manual"
@@ -53,6 +54,7 @@ def conflict_settings(tmp_path_factory: pytest.TempPathFactory, settings_for: Ca
 
 def test_conflicting_pages_give_a_conflict_refusal_with_both_paragraphs(conflict_settings):
     with TestClient(create_app(conflict_settings)) as client:
+        wait_ready(client)
         response = client.post("/v1/questions", json={"question": "What is the exempt amount for a long service award?"})
     assert response.status_code == 200
     body = response.json()

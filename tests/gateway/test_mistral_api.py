@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from gateway.app import create_app
 from ingest_worker.ingest import run_ingest
+from tests.support.gateway import wait_ready
 from shared.config import Settings
 from tests.support.mistral_standin import MistralStandin, Reply, grounded_chat
 
@@ -36,6 +37,7 @@ def client(standin, corpus_dir: Path, settings_for: Callable[..., Settings], tmp
     settings.models.max_retries = 1
     run_ingest(settings, str(corpus_dir), EIM, sections=SECTIONS)  # embedded by the stand-in
     with TestClient(create_app(settings)) as test_client:
+        wait_ready(test_client)
         yield test_client
 
 

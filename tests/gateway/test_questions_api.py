@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from gateway.app import create_app
 from shared.config import Settings
+from tests.support.gateway import wait_ready
 
 MILEAGE = "how much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
 REFUSALS = {
@@ -25,16 +26,8 @@ STAGES = ["retrieval", "expansion", "rollup", "selection", "stitching", "verific
 @pytest.fixture(scope="module")
 def client(slice_settings: Settings) -> TestClient:
     with TestClient(create_app(slice_settings)) as test_client:
+        wait_ready(test_client)  # as a client would: the start-up warm-up runs first
         yield test_client
-
-
-def wait_ready(client: TestClient, timeout_s: float = 60):
-    """/readyz once the start-up warm-up (a question through the pipeline) is over."""
-    deadline = time.monotonic() + timeout_s
-    while (response := client.get("/readyz")).status_code != 200 and time.monotonic() < deadline:
-        assert response.json()["checks"].get("warm_up") == "warming up", response.text
-        time.sleep(0.2)
-    return response
 
 
 def ask(client: TestClient, question: str, **params: object) -> dict:

@@ -110,6 +110,7 @@ def test_removed_page_is_dropped_and_links_to_it_dangle(ingested: Settings, serv
     server.remove(EIM, "EIM31410")
     summary = run_ingest(ingested, server.base_url, EIM, sections=SLICE)
     assert summary.removed_pages == ["EIM31410"] and summary.removed == 1
+    assert summary.gone == ["EIM31410"]  # it answered 404
     index = CorpusIndex.open(ingested)
     assert "EIM31410" not in index.pages
     assert not any(c.startswith("EIM31410#") for c in index.chunks)

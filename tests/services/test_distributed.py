@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from tests.gateway.test_questions_api import wait_ready
+from tests.support.gateway import wait_ready
 from services.dispatch import answer, answer_distributed, submit
 from services.errors import PipelineTimeout, Unavailable
 from services.pipeline import new_state

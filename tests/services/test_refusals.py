@@ -87,6 +87,17 @@ def test_no_conflict_within_one_page_or_between_different_statements() -> None:
     assert conflict("What is the limit?", different, PARAS) is None
 
 
+def test_worked_examples_and_table_rows_do_not_conflict() -> None:
+    draft = _draft(
+        ("On retirement, the scheme pays the employee a lump sum of \u00a3100,000.", "EIM1#c0.p0"),
+        ("On retirement, the scheme pays the employee a lump sum of \u00a390,000.", "EIM2#c0.p0"),
+    )
+    assert conflict("Is my lump sum taxable?", draft, PARAS) is not None  # as statements they would
+    assert conflict("Is my lump sum taxable?", draft, PARAS, illustrative=frozenset({"EIM2#c0.p0"})) is None
+    tables = {k: v.model_copy(update={"kind": "table"}) for k, v in PARAS.items()}
+    assert conflict("Is my lump sum taxable?", draft, tables) is None
+
+
 def test_conflict_on_opposite_treatment() -> None:
     draft = _draft(("Payments under the scheme are taxable as earnings.", "EIM1#c0.p0"), ("Payments under the scheme are not taxable as earnings.", "EIM2#c0.p0"))
     refusal = conflict("Are payments under the scheme taxable?", draft, PARAS)
