@@ -8,7 +8,7 @@ DATA_DIR ?= data
 QUESTION ?= How much can my employer pay me per mile for using my own car for work without tax?
 PORT ?= 8000
 
-.PHONY: setup demo ingest serve ask test eval bench bench-ingest bench-query up down
+.PHONY: setup demo ingest serve ask test eval eval-heldout bench bench-ingest bench-query up down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -37,6 +37,10 @@ test: setup
 
 eval: setup
 	$(TAXNAV) eval --data-dir $(DATA_DIR) --source $(SOURCE) --questions ../shared/eval/questions.jsonl --out reports/eval
+
+# Questions written on pages the 50 never use: checks that tuning generalises.
+eval-heldout: setup
+	$(TAXNAV) eval --data-dir $(DATA_DIR) --source $(SOURCE) --questions tests/evaluation/heldout_questions.jsonl --out reports/eval-heldout --variants full
 
 bench: bench-ingest bench-query
 

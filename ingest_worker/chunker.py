@@ -9,12 +9,11 @@ title and headings, so a chunk's content hash changes when its context does.
 
 from __future__ import annotations
 
-import hashlib
-
 from pydantic import BaseModel
 
 from ingest_worker.parser import Section
 from shared.contracts.corpus import Chunk, Page, Paragraph, chunk_id, paragraph_id
+from shared.embeddings import text_hash
 
 # ~256 MiniLM tokens of English prose; longer sections are split between blocks.
 MAX_CHARS = 1200
@@ -49,7 +48,7 @@ def embed_text(title: str, headings: list[str], body: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return text_hash(text)[:32]  # the embedding cache's key, shortened
 
 
 def build_chunks(

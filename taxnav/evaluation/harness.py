@@ -141,6 +141,7 @@ def run_eval(
 ) -> EvalRun:
     from services.pipeline import STAGES, answer_question, run_stage  # noqa: PLC0415  (heavy imports)
     from services.stages.verification import checkable_facts  # noqa: PLC0415
+    from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
 
     names = resolve_variants(variant_names)
@@ -152,7 +153,9 @@ def run_eval(
     index = CorpusIndex.open(settings, settings.manual)
 
     def page_text(section_id: str) -> str:
-        return "\n".join(chunk.text for chunk in index.page_chunks(section_id))
+        # headings included: some key facts are a heading's words ("SMP is taxable")
+        page = index.pages[section_id]
+        return "\n".join(chunk_embed_text(chunk, page) for chunk in index.page_chunks(section_id))
 
     stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
     # Warm the index, the embedder and the stage imports so the first timed question is not an outlier.

@@ -40,7 +40,8 @@ def standin():
 
 
 @pytest.fixture
-def settings(standin) -> Settings:
+def settings(standin, monkeypatch) -> Settings:
+    monkeypatch.setattr(mistral, "RETRY_BACKOFF_S", 0.0)  # retries at once: no timing in tests
     models = ModelSettings(provider="mistral", mistral_api_key=standin.api_key, mistral_server_url=standin.base_url,
                            mistral_chat_model="mistral-small-test", timeout_s=2.0, max_retries=2)  # fmt: skip
     return Settings(models=models)
