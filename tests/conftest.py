@@ -7,6 +7,8 @@
   embedded once however many data dirs the tests build (``TAXNAV_TEST_EMBEDDING_CACHE`` points
   it at a persistent directory to share it across runs).
 - ``settings_for(data_dir)``: Settings for a test data dir, wired to that cache, quick retries.
+- ``small_corpus(corpus_dir, dest, {manual: [sections]})``: a few real pages per manual in a
+  temp corpus dir (a whole manual's root replaced by just those sections).
 - ``slice_data_dir`` / ``slice_settings``: the EIM slice ``SLICE_SECTIONS`` (about 50 pages:
   mileage, passengers, homeworking, parties and gifts, vans, small loans, long service awards,
   and their neighbours) ingested once per session. Read it, never ingest into it.
@@ -14,7 +16,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -54,6 +58,21 @@ def make_settings(data_dir: Path, cache_dir: Path | None = None, **ingest: objec
     if cache_dir is not None:
         options["embedding_cache_dir"] = cache_dir
     return Settings(data_dir=data_dir, mode="embedded", ingest=IngestSettings(**options))
+
+
+def small_corpus(corpus_dir: Path, dest: Path, sections: dict[str, list[str]]) -> Path:
+    """A corpus of a few real pages per manual, laid out like ../shared/corpus, under ``dest``
+    (a temp dir): each manual's root lists exactly ``sections``."""
+    for manual, ids in sections.items():
+        target = dest / manual
+        target.mkdir(parents=True)
+        root = json.loads((corpus_dir / manual / "_manual.json").read_text())
+        children = [{"section_id": s, "base_path": f"/hmrc-internal-manuals/{manual}/{s.lower()}", "title": s} for s in ids]
+        root["details"]["child_section_groups"] = [{"title": None, "child_sections": children}]
+        (target / "_manual.json").write_text(json.dumps(root))
+        for section in ids:
+            shutil.copy(corpus_dir / manual / f"{section.lower()}.json", target)
+    return dest
 
 
 @pytest.fixture(scope="session")

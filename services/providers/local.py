@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
@@ -21,7 +22,8 @@ from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, R
 from shared.index import CorpusIndex
 from services.stages.lexicon import expansions
 from services.stages.retrieval import query_vector
-from services.stages.text import CorpusStats, checkable_facts, corpus_stats, query_terms, split_sentences, terms
+from services.stages.scope import employment_tie
+from services.stages.text import CorpusStats, checkable_facts, corpus_stats, query_terms, split_sentences, terms, years_named
 from services.stages.verification import verify  # noqa: F401  (the local provider's verify)
 
 # Questions that ask for a figure: a page with a rate table or amounts answers them even
@@ -37,7 +39,11 @@ _RATE_INTENT = re.compile(
 MAX_PAGES = 8  # recall-greedy: pages kept at most
 STRICT_PAGES = 2
 MIN_RELEVANCE = 0.30  # below this no page is about the question
-MIN_SIMILARITY = 0.45  # the best chunk's cosine with the question, below which nothing is on topic
+# The best chunk's cosine with the question below which nothing is on topic. Off-topic
+# questions measured here reach about 0.41 and the manual's own questions start near 0.49; a
+# question in the vocabulary of jobs and pay (scope.employment_tie) is given a wider margin.
+MIN_SIMILARITY = 0.45
+MIN_SIMILARITY_TIED = 0.38
 KEEP_RATIO = 0.72  # recall-greedy keeps pages within this share of the best page
 LINKED_RATIO = 0.55  # a page the kept pages link to needs less
 STRICT_RATIO = 0.92
@@ -48,6 +54,7 @@ EXPANSION_WEIGHT = 0.5
 ASK_WEIGHT = 2.0
 EXAMPLE_PAGE_FACTOR = 0.9
 LOOKUP_BONUS = 0.1
+SUBJECT_BONUS = 0.15  # the page's title names the question's subject ("Employment and Support Allowance: taxation")
 _EXAMPLE = re.compile(r"\bexamples?\b", re.I)
 
 
@@ -75,10 +82,23 @@ def _weights(question: str, stats: CorpusStats, ask_weight: float = 1.0) -> dict
         for t in query_terms(" ".join(asks)):
             if t in weights:
                 weights[t] *= ask_weight
-    for t in query_terms(" ".join(expansions(question))):
+    for t in query_terms(" ".join([*expansions(question), *stats.synonyms(question)])):
         if t not in weights and stats.idf(t) > 0:
             weights[t] = EXPANSION_WEIGHT * stats.idf(t)
     return weights
+
+
+def title_subject(title: str) -> list[str]:
+    """The subject a page title names: the manual titles pages "Subject: aspect"; its terms
+    when it has at least two words (a one-word subject like "Cars" names too much)."""
+    head = [t for t in terms(re.split(r":|\s[-\u2013]\s", title)[0]) if not t[0].isdigit()]
+    return head if len(head) >= 2 else []
+
+
+def names_subject(question_terms: str, title: str) -> bool:
+    """Whether the question (its terms joined by spaces, padded) names the title's subject as a phrase."""
+    head = title_subject(title)
+    return bool(head) and f" {' '.join(head)} " in question_terms
 
 
 def coverage(weights: dict[str, float], text_terms: set[str]) -> float:
@@ -106,16 +126,19 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     if settings.retrieval.use_vectors and rollup.pages:
         vector = query_vector(index, query.question)
     rate_question = bool(_RATE_INTENT.search(query.question))
-    q_numbers = _lookup_numbers(query.question)
+    q_numbers, q_when = _lookup_numbers(query.question), _lookup_date(query.question)
+    q_terms = f" {' '.join(terms(query.question))} "
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
         sim = max((_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
         title = index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov + TITLE_WEIGHT * coverage(weights, set(terms(title)))
+        if names_subject(q_terms, title):
+            rel += SUBJECT_BONUS
         if _EXAMPLE.search(title):
             rel *= EXAMPLE_PAGE_FACTOR  # an illustration ranks below the rule it illustrates
-        if rate_question and q_numbers and any(_table_lookup(c, q_numbers) for c in bundle.chunks):
+        if rate_question and (q_numbers or q_when) and any(_table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += LOOKUP_BONUS  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
@@ -143,7 +166,7 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
     # off-topic questions stay below this while the manual's own topics sit well above it),
     # or, keywords only, too little of the question is on any page.
     near = max(s.similarity for s in scored) if settings.retrieval.use_vectors else 1.0
-    if best < MIN_RELEVANCE or near < MIN_SIMILARITY:
+    if best < MIN_RELEVANCE or near < (MIN_SIMILARITY_TIED if employment_tie(query.question) else MIN_SIMILARITY):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
     if settings.selection.strategy == "strict":
@@ -173,11 +196,13 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 12
+MAX_SENTENCES = 12  # units chosen on their own score (before the context they pull in)
 PER_PAGE = 3
 LEAD_PAGE_EXTRA = 3  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
+NEIGHBOUR_FLOOR = 0.8  # a sentence next to a quoted one in its paragraph joins that claim above this share of the floor
+PAGE_DECAY = 0.35
 LENGTH_B = 0.5  # BM25-style length normalisation of a sentence's term coverage
 AVG_UNIT_TERMS = 14.0
 LEAD_BONUS = 0.2  # the manual states the rule first, then the detail and the examples
@@ -186,19 +211,26 @@ FIGURE_BONUS = 0.12
 LOOKUP_ROW_BONUS = 0.5
 RATE_ROW_BONUS = 0.3
 RATE_TABLE_PAGES = 3  # the row of a table keyed by the asker's own figure is the answer
+RATE_TABLE_MATCH = 0.15  # a rate table must share this much of the question to be its answer
 CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
+SAME_STATEMENT = 0.8  # word overlap (figures aside) above which a sentence repeats a quoted one
 LIST_ITEMS = 4  # list items quoted after a sentence that introduces them with a colon
 MAX_FRAGMENTS = 4  # paragraphs one sentence may run over (the 2014 scrape split some)
 
-_ANAPHOR = re.compile(r"^(?:This|It|These|They|Such)\b")
+_ANAPHOR = re.compile(r"^(?:This|It|These|They|Such|That)\b")
 _TERMINAL = re.compile(r"[.!?:;]['\")\u201d\u2019]*$")
 _CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
+# A list item runs on into the next only when it stops on a word that needs more ("... a
+# scheme and", "... less"); otherwise each item is its own statement.
+_RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|less|plus|than|that|which|where|if|is|are)|[,(\u2013-])$", re.I)
+_NOTE = re.compile(r"^\W*notes?\b", re.I)
+_SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
 
 
 @dataclass
 class Unit:
     """A quotable sentence or table row; ``parts`` holds more than one (paragraph, text)
-    when the scrape split the sentence over paragraphs (each part keeps its own citation)."""
+    when the scrape split the sentence over paragraphs (the claim cites each of them)."""
 
     parts: list[tuple[Paragraph, str]]
     page_rank: int
@@ -213,6 +245,10 @@ class Unit:
     @property
     def paragraph(self) -> Paragraph:
         return self.parts[0][0]
+
+    @property
+    def last_paragraph(self) -> Paragraph:
+        return self.parts[-1][0]
 
 
 def chunk_units(chunk: Chunk, page_rank: int) -> list[Unit]:
@@ -235,6 +271,7 @@ def chunk_units(chunk: Chunk, page_rank: int) -> list[Unit]:
                 and len(last.parts) < MAX_FRAGMENTS
                 and not _TERMINAL.search(last.parts[-1][1])
                 and (_CONTINUES.match(sentence) or last.text.count("(") > last.text.count(")"))
+                and not (paragraph.kind == "li" and last.parts[-1][0].kind == "li" and not _RUNS_ON.search(last.parts[-1][1]))
             ):
                 last.parts.append((paragraph, sentence))
             else:
@@ -245,10 +282,29 @@ def chunk_units(chunk: Chunk, page_rank: int) -> list[Unit]:
 _NUM = re.compile(r"\d+(?:\.\d+)?")
 
 
-def _lookup_rows(rows: list[str], numbers: list[float]) -> set[int]:
+_DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
+
+
+def _cell_date(cell: str) -> date | None:
+    m = _DATE_CELL.match(cell.strip())
+    try:
+        return date(int(m.group(3)), int(m.group(2)), int(m.group(1))) if m else None
+    except ValueError:
+        return None
+
+
+def _lookup_rows(rows: list[str], numbers: list[float], when: date | None = None) -> set[int]:
     """Rows of a table keyed by a number (or range) in the first cell that a number in the
-    question falls in, or the last key at or below it (tables list bands in ascending order)."""
+    question falls in, or the last key at or below it (tables list bands in ascending order);
+    in a table of periods keyed by start dates, the period the question's date falls in."""
     picked: set[int] = set()
+    starts = [(_cell_date(row.split("|")[0]), i) for i, row in enumerate(rows) if i]
+    if when is not None:
+        started = [(d, i) for d, i in starts if d is not None and d <= when]
+        if started:
+            picked.add(max(started)[1])
+    if any(d is not None for d, _ in starts):
+        return picked  # dates are not numeric bands
     for value in numbers:
         best, best_key = None, None
         for i, row in enumerate(rows):
@@ -279,17 +335,57 @@ def _near_amount(asked: list[float], stated: list[float]) -> bool:
     return any(a != b and 0.4 <= b / a <= 2.5 for a in asked if a > 0 for b in stated)
 
 
+# Amounts, tax years and dates in a question are not the plain numbers a table is keyed by.
+_NOT_A_KEY = re.compile(r"\u00a3\s?[\d,.]+k?|\b(?:19|20)\d{2}\s?[-/\u2013]\s?\d{2,4}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\d[\d,]*,\d{3}")
+
+
 def _lookup_numbers(question: str) -> list[float]:
-    """Plain numbers in a question that a table might be keyed by (not years, not tiny)."""
-    return [float(n) for n in _NUM.findall(question) if 10 <= float(n) < 1900]
+    """Plain numbers in a question that a table might be keyed by (not amounts, years or
+    dates, not tiny): '142g/km' -> 142."""
+    return [float(n) for n in _NUM.findall(_NOT_A_KEY.sub(" ", question)) if 10 <= float(n) < 1900]
 
 
-def _table_lookup(chunk: Chunk, numbers: list[float]) -> bool:
-    return any(p.kind == "table" and _lookup_rows([r for r in p.text.splitlines() if r.strip()], numbers) for p in chunk.paragraphs)
+def _lookup_date(question: str) -> date | None:
+    """The date a question asks about, for tables of periods: the start of the latest tax
+    year (or calendar year) it names."""
+    named = years_named(question)
+    if not named:
+        return None
+    year, tax_year = max(named)
+    return date(year, 4, 6) if tax_year else date(year, 1, 1)
+
+
+def _rows(paragraph: Paragraph) -> list[str]:
+    return [r for r in paragraph.text.splitlines() if r.strip()]
+
+
+def _table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
+    return any(p.kind == "table" and _lookup_rows(_rows(p), numbers, when) for p in chunk.paragraphs)
 
 
 def _is_figure(fact: str) -> bool:
     return fact[-1] in "%p" or (fact.replace(".", "").isdigit() and len(fact) >= 2)
+
+
+def list_items(units: list[Unit], i: int) -> list[int]:
+    """The units of the list a sentence introduces with a colon: the list items after it, and
+    what continues them in lower case ("and not more than 25 per cent ...")."""
+    unit = units[i]
+    if unit.row is not None or not unit.text.rstrip().endswith(":"):
+        return []
+    out = []
+    for j in range(i + 1, min(len(units), i + 1 + LIST_ITEMS)):
+        item = units[j]
+        if item.page_rank != unit.page_rank or item.row is not None or not (item.paragraph.kind == "li" or item.text[:1].islower()):
+            break
+        out.append(j)
+    return out
+
+
+def _scored_text(units: list[Unit], i: int) -> str:
+    """What a unit says for scoring: a sentence that introduces a list with a colon says
+    what its items say (the 'limit is:' sentence and its '10 per cent' item are one rule)."""
+    return " ".join([units[i].text, *(units[j].text for j in list_items(units, i))])
 
 
 def score_units(query: Query, selection: SelectionResult, settings: Settings) -> list[Unit]:
@@ -298,51 +394,114 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     weights = _weights(query.question, corpus_stats(index), ASK_WEIGHT)
     rate_question = bool(_RATE_INTENT.search(query.question))
     q_facts = checkable_facts(query.question)
-    q_numbers = _lookup_numbers(query.question)
+    q_numbers, q_when = _lookup_numbers(query.question), _lookup_date(query.question)
     q_amounts = _amounts(query.question)
     vector = query_vector(index, query.question) if settings.retrieval.use_vectors else None
     out: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
-        page_prior = 1.0 / (1 + 0.35 * rank)  # pages come best first from selection
+        page_prior = 1.0 / (1 + PAGE_DECAY * rank)  # pages come best first from selection
         place = 0  # the unit's place in page order
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             context = set(terms(" ".join(chunk.heading_path[-2:])))
             chunk_sim = _similarity(index, chunk.id, vector) if vector is not None else 0.0
             units = chunk_units(chunk, rank)
-            lookups = {
-                p.id: _lookup_rows([r for r in p.text.splitlines() if r.strip()], q_numbers)
-                for p in chunk.paragraphs
-                if p.kind == "table" and q_numbers
-            }
-            for unit in units:
+            lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
+            for i, unit in enumerate(units):
+                text = _scored_text(units, i)
                 own_terms = terms(unit.text)
-                own = set(own_terms)
+                own = set(terms(text))
                 norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
                 lexical = coverage(weights, own) * norm + CONTEXT_WEIGHT * coverage(weights, context - own)
                 score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
                 score += LEAD_BONUS * max(0.0, 1 - place / LEAD_UNITS)
                 place += 1
-                facts = checkable_facts(unit.text)
+                facts = checkable_facts(text)
                 if rate_question and any(_is_figure(f) for f in facts):
                     score += FIGURE_BONUS
                 if facts & q_facts:
                     score += FIGURE_BONUS
-                if _near_amount(q_amounts, _amounts(unit.text)):
+                if _near_amount(q_amounts, _amounts(text)):
                     score += FIGURE_BONUS  # the limit the asker's own amount is measured against
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
                     score += LOOKUP_ROW_BONUS
                 unit.score = score
             if rate_question and rank < RATE_TABLE_PAGES:
-                # A rate question on a leading page with a rate table: the table's best row
-                # (the last, i.e. newest, when no row matches better) is part of the answer.
+                # A rate question on a leading page with a rate table about the question's
+                # subject: the table's best row (the last, i.e. newest, when no row matches
+                # better) is part of the answer.
                 rows: dict[str, list[Unit]] = {}
                 for unit in units:
                     if unit.row:
                         rows.setdefault(unit.paragraph.id, []).append(unit)
                 for table_rows in rows.values():
-                    max(reversed(table_rows), key=lambda u: u.score).score += RATE_ROW_BONUS
+                    if coverage(weights, set(terms(table_rows[0].paragraph.text)) | context) >= RATE_TABLE_MATCH:
+                        max(reversed(table_rows), key=lambda u: u.score).score += RATE_ROW_BONUS
             out += units
     return out
+
+
+def _context(units: list[Unit], i: int, floor: float) -> list[int]:
+    """The units a chosen unit needs beside it to be read right: the list a colon
+    introduces, an anaphoric or strongly scoring neighbour in its paragraph, a table row's
+    header and the note the table refers to."""
+    unit, out = units[i], []
+    if unit.row is not None:
+        if unit.row:
+            out += [j for j in range(i - 1, -1, -1) if units[j].paragraph.id == unit.paragraph.id and units[j].row == 0][:1]
+        header = next((units[j] for j in out), unit)
+        if _SEE_NOTE.search(header.text):
+            later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
+            out += [j for j in later if units[j].page_rank == unit.page_rank and _NOTE.match(units[j].text)][:1]
+        return out
+    out += list_items(units, i)
+    for j in (i - 1, i + 1):
+        if not 0 <= j < len(units) or units[j].row is not None:
+            continue
+        neighbour = units[j]
+        same = neighbour.paragraph.id == unit.last_paragraph.id if j > i else neighbour.last_paragraph.id == unit.paragraph.id
+        if not same:
+            continue
+        # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
+        if (j > i and _ANAPHOR.match(neighbour.text)) or neighbour.score >= NEIGHBOUR_FLOOR * floor:
+            out.append(j)
+    return out
+
+
+def _words(unit: Unit) -> frozenset[str]:
+    return frozenset(t for t in terms(unit.text) if not any(ch.isdigit() for ch in t))
+
+
+def repeats(unit: Unit, chosen: list[Unit]) -> bool:
+    """Whether a sentence says what a quoted one says, but for its figures (the manual repeats
+    each worked example for every run of tax years); table rows never repeat each other."""
+    if unit.row is not None:
+        return any(unit.text == c.text for c in chosen)
+    mine = _words(unit)
+    return any(
+        c.row is None and mine and len(mine & (theirs := _words(c))) / len(mine | theirs) >= SAME_STATEMENT for c in chosen
+    )
+
+
+def _claims(chosen: list[Unit]) -> list[DraftSentence]:
+    """Chosen units in page order as claims: consecutive sentences of one paragraph make one
+    claim with one citation; a sentence the scrape split over paragraphs cites each of them;
+    table rows stay one claim each."""
+    claims: list[DraftSentence] = []
+    last: Unit | None = None
+    for unit in chosen:
+        ids = list(dict.fromkeys(p.id for p, _ in unit.parts))
+        if (
+            last is not None
+            and unit.row is None
+            and last.row is None
+            and len(unit.parts) == 1
+            and claims[-1].citations[-1] == unit.paragraph.id
+        ):
+            claims[-1].text += " " + unit.text
+        else:
+            claims.append(DraftSentence(text=unit.text, citations=ids))
+        last = unit
+    return claims
 
 
 def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
@@ -351,12 +510,13 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
         return Draft(sentences=[])
     ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
     floor = RELATIVE_FLOOR * ranked[0].score
-    chosen: list[Unit] = []
+    chosen: dict[int, Unit] = {}
+    position = {id(u): i for i, u in enumerate(units)}
     per_page: dict[int, int] = {}
 
     def take(unit: Unit) -> None:
-        if all(unit is not c for c in chosen):
-            chosen.append(unit)
+        if position[id(unit)] not in chosen:
+            chosen[position[id(unit)]] = unit
             per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
 
     # First the best sentence of each leading page, then the best of the rest.
@@ -368,27 +528,9 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
         if len(chosen) >= MAX_SENTENCES or unit.score < floor:
             break
         cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
-        if per_page.get(unit.page_rank, 0) < cap and all(unit.text != c.text for c in chosen):
+        if per_page.get(unit.page_rank, 0) < cap and not repeats(unit, list(chosen.values())):
             take(unit)
-    position = {id(u): i for i, u in enumerate(units)}
-    for unit in list(chosen):
-        i = position[id(unit)]
-        if unit.text.rstrip().endswith(":"):
-            # A sentence ending in a colon introduces the list that follows: quote it too.
-            for follower in units[i + 1 : i + 1 + LIST_ITEMS]:
-                if follower.page_rank != unit.page_rank or follower.paragraph.kind != "li":
-                    break
-                if len(chosen) >= MAX_SENTENCES + LIST_ITEMS:  # keep the answer a readable length
-                    break
-                take(follower)
-        follower = units[i + 1] if i + 1 < len(units) else None
-        if follower is not None and follower.paragraph.id == unit.paragraph.id and _ANAPHOR.match(follower.text):
-            if len(chosen) < MAX_SENTENCES + LIST_ITEMS:
-                take(follower)  # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
-        if unit.row:
-            # A quoted table row needs its header row to be read.
-            header = next((u for u in units[:i][::-1] if u.paragraph.id == unit.paragraph.id and u.row == 0), None)
-            if header is not None:
-                take(header)
-    chosen.sort(key=lambda u: position[id(u)])
-    return Draft(sentences=[DraftSentence(text=text, citations=[paragraph.id]) for u in chosen for paragraph, text in u.parts])
+    for i in list(chosen):
+        for j in _context(units, i, floor):
+            chosen.setdefault(j, units[j])
+    return Draft(sentences=_claims([chosen[i] for i in sorted(chosen)]))

@@ -134,10 +134,15 @@ _EMPLOYMENT = re.compile(
 )
 
 
+def employment_tie(question: str) -> bool:
+    """Whether the question uses the vocabulary of jobs, pay and employers."""
+    return bool(_EMPLOYMENT.search(question))
+
+
 def out_of_scope_reason(question: str) -> tuple[str, list[str]] | None:
     """The other regimes a question is about (with no employment tie), or None."""
     subjects = [name for name, pattern in _OTHER_REGIMES.items() if pattern.search(question)]
-    if not subjects or _EMPLOYMENT.search(question):
+    if not subjects or employment_tie(question):
         return None
     return (
         f"This is about {', '.join(subjects)}, not employment income; the Employment Income Manual does not cover it.",

@@ -4,32 +4,17 @@ reported by the benchmark, not tested)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from taxnav import cli
-from tests.conftest import EIM
+from tests.conftest import EIM, small_corpus
 
 SECTIONS = ["EIM31230", "EIM31235", "EIM31240", "EIM31330", "EIM31355", "EIM31400", "EIM31405", "EIM31410"]
 
 
-def _small_corpus(corpus_dir: Path, tmp_path: Path) -> Path:
-    """A manual of eight real pages, laid out like ../shared/corpus (in a temp dir)."""
-    target = tmp_path / "corpus" / EIM
-    target.mkdir(parents=True)
-    root = json.loads((corpus_dir / EIM / "_manual.json").read_text())
-    root["details"]["child_section_groups"] = [
-        {"title": None, "child_sections": [{"section_id": s, "base_path": f"/hmrc-internal-manuals/{EIM}/{s.lower()}", "title": s} for s in SECTIONS]}
-    ]
-    (target / "_manual.json").write_text(json.dumps(root))
-    for section in SECTIONS:
-        shutil.copy(corpus_dir / EIM / f"{section.lower()}.json", target)
-    return target.parent
-
-
 def test_bench_ingest_writes_all_three_runs(corpus_dir: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
     out = tmp_path / "reports" / "bench-ingest.json"
-    source = _small_corpus(corpus_dir, tmp_path)
+    source = small_corpus(corpus_dir, tmp_path / "corpus", {EIM: SECTIONS})
     assert cli.main(["bench", "ingest", "--source", str(source), "--out", str(out), "--changed", "3"]) == 0
     results = json.loads(out.read_text())
     full, unchanged, changed = results["full"], results["unchanged"], results["changed"]

@@ -152,3 +152,9 @@ def test_web_page_and_its_files_are_served(client):
     page = client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert client.get("/static/app.js").status_code == 200
+
+
+def test_pages_of_another_manual_need_its_index(client):
+    assert client.get("/v1/pages/EIM31240", params={"manual": "employment-income-manual"}).status_code == 200
+    response = client.get("/v1/pages/BIM00500", params={"manual": "business-income-manual"})  # not ingested here
+    assert response.status_code == 503 and response.json()["error"]["type"] == "index_unavailable"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fastapi import APIRouter, Path
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
-from gateway.deps import IndexDep
+from gateway.deps import SettingsDep, open_index
 from gateway.errors import ApiError, documented
 from shared.contracts.corpus import Chunk
 
@@ -25,7 +27,12 @@ class PageView(BaseModel):
 
 
 @router.get("/pages/{section_id}", response_model=PageView, responses=documented(404, 503), summary="One page's chunks and paragraphs")
-def get_page(index: IndexDep, section_id: str = Path(max_length=64, examples=["EIM31240"])) -> PageView:
+def get_page(
+    settings: SettingsDep,
+    section_id: Annotated[str, Path(max_length=64, examples=["EIM31240"])],
+    manual: Annotated[str | None, Query(max_length=100, description="default: the configured manual")] = None,
+) -> PageView:
+    index = open_index(settings, manual)
     page = index.pages.get(section_id) or index.pages.get(section_id.upper())
     if page is None:
         raise ApiError(404, "not_found", f"No page {section_id} in {index.manual}.")
