@@ -8,7 +8,7 @@ DATA_DIR ?= data
 QUESTION ?= How much can my employer pay me per mile for using my own car for work without tax?
 PORT ?= 8000
 
-.PHONY: setup demo ingest serve ask test eval eval-heldout bench bench-ingest bench-query up down
+.PHONY: setup demo ingest ingest-all serve ask test eval eval-heldout bench bench-ingest bench-query up down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,6 +25,10 @@ demo: setup
 
 ingest: setup
 	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE)
+
+# All three manuals in ../shared/corpus (EIM, BIM, SAM), each into its own collection.
+ingest-all: setup
+	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
 
 serve: setup
 	$(TAXNAV) serve --data-dir $(DATA_DIR) --port $(PORT)

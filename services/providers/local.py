@@ -157,6 +157,11 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     return out
 
 
+def similarity_floor(question: str) -> float:
+    """The cosine the best chunk needs for the question to be on topic at all."""
+    return MIN_SIMILARITY_TIED if employment_tie(question) else MIN_SIMILARITY
+
+
 def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionResult:
     scored = score_pages(query, rollup, settings)
     if not scored:
@@ -166,7 +171,7 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
     # off-topic questions stay below this while the manual's own topics sit well above it),
     # or, keywords only, too little of the question is on any page.
     near = max(s.similarity for s in scored) if settings.retrieval.use_vectors else 1.0
-    if best < MIN_RELEVANCE or near < (MIN_SIMILARITY_TIED if employment_tie(query.question) else MIN_SIMILARITY):
+    if best < MIN_RELEVANCE or near < similarity_floor(query.question):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
     if settings.selection.strategy == "strict":
@@ -440,7 +445,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     return out
 
 
-def _context(units: list[Unit], i: int, floor: float) -> list[int]:
+def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
     """The units a chosen unit needs beside it to be read right: the list a colon
     introduces, an anaphoric or strongly scoring neighbour in its paragraph, a table row's
     header and the note the table refers to."""
@@ -472,35 +477,38 @@ def _words(unit: Unit) -> frozenset[str]:
 
 
 def repeats(unit: Unit, chosen: list[Unit]) -> bool:
-    """Whether a sentence says what a quoted one says, but for its figures (the manual repeats
-    each worked example for every run of tax years); table rows never repeat each other."""
+    """Whether a sentence says what a quoted one of its page says, but for its figures (a page
+    repeats its worked example for each run of tax years); table rows never repeat each other,
+    and two pages that say it with different figures are both quoted (the conflict check
+    needs them)."""
     if unit.row is not None:
         return any(unit.text == c.text for c in chosen)
     mine = _words(unit)
     return any(
-        c.row is None and mine and len(mine & (theirs := _words(c))) / len(mine | theirs) >= SAME_STATEMENT for c in chosen
+        c.row is None and c.page_rank == unit.page_rank and mine and len(mine & (theirs := _words(c))) / len(mine | theirs) >= SAME_STATEMENT
+        for c in chosen
     )
 
 
-def _claims(chosen: list[Unit]) -> list[DraftSentence]:
-    """Chosen units in page order as claims: consecutive sentences of one paragraph make one
-    claim with one citation; a sentence the scrape split over paragraphs cites each of them;
-    table rows stay one claim each."""
+def claims_of(chosen: dict[int, Unit]) -> list[DraftSentence]:
+    """Chosen units (by their place in page order) as claims: consecutive sentences of one
+    paragraph make one claim with one citation; a sentence the scrape split over paragraphs
+    cites each of them; table rows stay one claim each."""
     claims: list[DraftSentence] = []
-    last: Unit | None = None
-    for unit in chosen:
-        ids = list(dict.fromkeys(p.id for p, _ in unit.parts))
+    last: int | None = None
+    for i in sorted(chosen):
+        unit = chosen[i]
         if (
-            last is not None
+            last == i - 1
             and unit.row is None
-            and last.row is None
+            and chosen[last].row is None
             and len(unit.parts) == 1
             and claims[-1].citations[-1] == unit.paragraph.id
         ):
             claims[-1].text += " " + unit.text
         else:
-            claims.append(DraftSentence(text=unit.text, citations=ids))
-        last = unit
+            claims.append(DraftSentence(text=unit.text, citations=list(dict.fromkeys(p.id for p, _ in unit.parts))))
+        last = i
     return claims
 
 
@@ -531,6 +539,6 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
         if per_page.get(unit.page_rank, 0) < cap and not repeats(unit, list(chosen.values())):
             take(unit)
     for i in list(chosen):
-        for j in _context(units, i, floor):
+        for j in context_of(units, i, floor):
             chosen.setdefault(j, units[j])
-    return Draft(sentences=_claims([chosen[i] for i in sorted(chosen)]))
+    return Draft(sentences=claims_of(chosen))

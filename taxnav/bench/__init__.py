@@ -15,9 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench = subparsers.add_parser("bench", help="run a benchmark (figures printed and written as JSON)")
     kinds = bench.add_subparsers(dest="bench_command", required=True)
 
-    ingest = kinds.add_parser(
+    ingest = kinds.add_parser(  # no --data-dir: it always ingests into a fresh temporary one
         "ingest",
-        parents=[common_options()],
         help="full EIM ingest from a local replay server, then an unchanged and a 10-changed-pages re-ingest",
     )
     ingest.add_argument("--source", default="../shared/corpus", help="corpus directory to replay (default ../shared/corpus)")

@@ -73,3 +73,142 @@ def test_sentences_split_over_paragraphs_are_joined_but_keep_their_citations() -
     ]
     assert units[0].text == "SMP is not a social security benefit but replacement earnings charged to tax as employment income."
     assert [u.row for u in units[3:5]] == [0, 1]
+
+
+# ---- stitching: what a quoted sentence brings with it, and how quotes become claims --------
+
+from datetime import date  # noqa: E402
+
+from services.providers.local import (  # noqa: E402
+    NEIGHBOUR_FLOOR,
+    Unit,
+    _lookup_date,
+    _lookup_numbers,
+    claims_of,
+    context_of,
+    list_items,
+    names_subject,
+    repeats,
+    similarity_floor,
+)
+from shared.contracts.corpus import Chunk, Paragraph  # noqa: E402
+
+
+def _units(*paragraphs: Paragraph, page_rank: int = 0) -> list[Unit]:
+    from services.providers.local import chunk_units
+
+    chunk = Chunk(id="EIM1#c0", section_id="EIM1", manual="m", position=0, heading_path=[], paragraphs=list(paragraphs), content_hash="h")
+    return chunk_units(chunk, page_rank)
+
+
+def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", text="The figure of \u00a3150 is not an allowance. Costs above it are taxable. Other text."),
+        Paragraph(id="EIM1#c0.p1", text="the employee pays"),  # not a continuation: p0 ended its sentence
+        Paragraph(id="EIM1#c0.p2", kind="table", text="Year | Amount\n2013/14 | \u00a3150"),
+    )
+    claims = claims_of({0: units[0], 1: units[1], 3: units[3], 4: units[4], 5: units[5]})
+    assert [(c.text, c.citations) for c in claims] == [
+        ("The figure of \u00a3150 is not an allowance. Costs above it are taxable.", ["EIM1#c0.p0"]),
+        ("the employee pays", ["EIM1#c0.p1"]),
+        ("Year | Amount", ["EIM1#c0.p2"]),  # table rows stay one claim each
+        ("2013/14 | \u00a3150", ["EIM1#c0.p2"]),
+    ]
+    # sentences of one paragraph that are not next to each other are two claims (a quote stays verbatim)
+    assert len(claims_of({0: units[0], 2: units[2]})) == 2
+
+
+def test_a_sentence_split_over_paragraphs_is_one_claim_citing_each() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", text="SMP is not a social security benefit but replacement earnings"),
+        Paragraph(id="EIM1#c0.p1", text="charged to tax as employment income."),
+    )
+    claims = claims_of(dict(enumerate(units)))
+    assert [(c.text, c.citations) for c in claims] == [
+        ("SMP is not a social security benefit but replacement earnings charged to tax as employment income.", ["EIM1#c0.p0", "EIM1#c0.p1"])
+    ]
+
+
+def test_list_items_run_on_only_when_the_item_stops_mid_sentence() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", text="The key features of the exemption are:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="it is solely an exemption from tax, see EIM31410"),
+        Paragraph(id="EIM1#c0.p2", kind="li", text="the employee must be on a business journey"),
+        Paragraph(id="EIM1#c0.p3", kind="li", text="the scholarship is provided from a trust fund and"),
+        Paragraph(id="EIM1#c0.p4", kind="li", text="it is held by a person in full-time education."),
+    )
+    assert [[p.id[-2:] for p, _ in u.parts] for u in units] == [["p0"], ["p1"], ["p2"], ["p3", "p4"]]
+    assert list_items(units, 0) == [1, 2, 3]  # the items the colon introduces
+    assert list_items(units, 1) == []
+
+
+def test_a_colon_pulls_in_its_list_even_its_lower_case_continuation() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", text="An award is fortuitous if:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="it comes from a trust fund (see EIM30002)"),
+        Paragraph(id="EIM1#c0.p2", text="and not more than 25 per cent of the payments are by reason of employment."),
+        Paragraph(id="EIM1#c0.p3", text="A new rule starts here."),
+    )
+    assert [u.text[:5] for u in units] == ["An aw", "it co", "and n", "A new"]
+    assert list_items(units, 0) == [1, 2]
+
+
+def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_ones() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", text="Weak opening sentence. A sum of \u00a310,000 for not competing. This is taxable under Section 225."),
+        Paragraph(id="EIM1#c0.p1", text="A rule in another paragraph."),
+    )
+    floor = 0.5
+    for unit, score in zip(units, [0.1, 0.9, 0.1, 0.9]):
+        unit.score = score
+    assert context_of(units, 1, floor) == [2]  # the anaphor follows its sentence; the weak one before does not
+    units[0].score = NEIGHBOUR_FLOOR * floor  # a neighbour scoring near the floor joins the claim
+    assert context_of(units, 1, floor) == [0, 2]
+    assert 3 not in context_of(units, 2, floor)  # never across paragraphs
+
+
+def test_a_table_row_brings_its_header_and_the_note_the_header_points_to() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", kind="table", text="CO2 emissions (g/km) (see note) | 2014/15\n135 | 20%\n140 | 21%"),
+        Paragraph(id="EIM1#c0.p1", text="Other text."),
+        Paragraph(id="EIM1#c0.p2", text="Note: The exact CO2 figure is always rounded down to the nearest 5 g/km."),
+    )
+    assert context_of(units, 2, 0.5) == [0, 4]
+    plain = _units(Paragraph(id="EIM1#c0.p0", kind="table", text="Year | Amount\n2014/15 | \u00a33,090"), Paragraph(id="EIM1#c0.p1", text="Note: other."))
+    assert context_of(plain, 1, 0.5) == [0]  # no 'see note' in the header: no note
+
+
+def test_a_page_does_not_repeat_its_example_for_each_run_of_years_but_two_pages_may_differ() -> None:
+    first = _units(Paragraph(id="EIM1#c0.p0", text="In the tax year 2003/04 D does 12,000 business miles and is paid 35p per mile."))[0]
+    again = _units(Paragraph(id="EIM1#c0.p1", text="In the tax year 2011-12 E does 12,000 business miles and is paid 35p per mile."))[0]
+    other_page = _units(Paragraph(id="EIM2#c0.p0", text="In the tax year 2011-12 E does 12,000 business miles and is paid 35p per mile."), page_rank=1)[0]
+    different = _units(Paragraph(id="EIM1#c0.p2", text="Employees with two employments add their business miles together."))[0]
+    assert repeats(again, [first])
+    assert not repeats(other_page, [first])  # the conflict check needs both pages' statements
+    assert not repeats(different, [first])
+
+
+def test_period_tables_are_looked_up_by_the_questions_tax_year_and_amounts_are_not_keys() -> None:
+    rates = ["Period from | Period to | Official rate", "6.1.2002 | 5.4.2007 | 5.00%", "6.4.2010 | 5.4.2014 | 4.00%", "6.4.2014 | | 3.25%"]
+    assert _lookup_rows(rates, [], date(2014, 4, 6)) == {3}
+    assert _lookup_rows(rates, [], date(2012, 4, 6)) == {2}
+    assert _lookup_rows(rates, [20.0, 15.0]) == set()  # dates are not numeric bands
+    assert _lookup_date("What rate does HMRC use for 2014-15?") == date(2014, 4, 6)
+    assert _lookup_date("What rate applies?") is None
+    assert _lookup_numbers("A loan of \u00a320,000 in 2014-15 for a car emitting 142g/km") == [142.0]
+
+
+def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_more() -> None:
+    from services.stages.text import terms
+
+    def q(text: str) -> str:
+        return f" {' '.join(terms(text))} "
+
+    assert names_subject(q("I get Employment and Support Allowance. Is it taxed?"), "Employment and Support Allowance: taxation")
+    assert not names_subject(q("Is support from my employer an allowance?"), "Employment and Support Allowance: taxation")
+    assert not names_subject(q("Is it just the \u00a310 over the limit?"), "10% limit")  # a figure is not a subject
+    assert not names_subject(q("Do I pay tax on my car?"), "Cars: general")  # one word names too much
+
+
+def test_questions_in_the_language_of_jobs_get_a_wider_on_topic_margin() -> None:
+    assert similarity_floor("My employer pays my gym membership, is that taxed?") < similarity_floor("How tall is Mount Everest?")
