@@ -1,11 +1,18 @@
 """The offline provider: deterministic selection, extractive stitching, rule-based verification.
 
 Selection scores each rolled-up page by how much of the question it covers (idf-weighted
-terms over its text and title), how close its best chunk is to the question's embedding, and
-how much the other candidates link to it; recall-greedy keeps every page near the best one.
-Stitching quotes the sentences (or table rows) that answer: every draft sentence is a
-verbatim span of the paragraph it cites, so the answer is grounded by construction;
-verification still checks every claim (services.stages.verification).
+terms over its text and title, a bonus when the title names the question's subject), how
+close its best chunk is to the question's embedding, and how much the other candidates link
+to it; recall-greedy keeps every page near the best one.
+
+Stitching scores every sentence and table row of the kept pages, takes the best, and then
+what each needs to be read right (the list a colon introduces, the sentence next to it in
+its paragraph when that scores well too, "This is taxable under ...", a row's header and the
+note its table points to). Each claim is a verbatim quote citing exactly one paragraph:
+consecutive sentences of one paragraph make one claim; a sentence the 2014 scrape split over
+paragraphs is scored as one but quoted paragraph by paragraph; a heading that states a rule
+("SMP is taxable") is quoted with the id of the paragraph under it. So the answer is grounded by
+construction; verification still checks every claim (services.stages.verification).
 """
 
 from __future__ import annotations
@@ -201,13 +208,13 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 12  # units chosen on their own score (before the context they pull in)
+MAX_SENTENCES = 12  # sentences chosen on their own score (before the context they pull in)
 PER_PAGE = 3
 LEAD_PAGE_EXTRA = 3  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
 NEIGHBOUR_FLOOR = 0.8  # a sentence next to a quoted one in its paragraph joins that claim above this share of the floor
-PAGE_DECAY = 0.35
+PAGE_DECAY = 0.35  # how fast a page's place in the selection lowers its sentences' scores
 LENGTH_B = 0.5  # BM25-style length normalisation of a sentence's term coverage
 AVG_UNIT_TERMS = 14.0
 LEAD_BONUS = 0.2  # the manual states the rule first, then the detail and the examples
@@ -215,6 +222,7 @@ LEAD_UNITS = 10
 FIGURE_BONUS = 0.12
 LOOKUP_ROW_BONUS = 0.5
 RATE_ROW_BONUS = 0.3
+ROW_LABEL_BONUS = 0.12  # a table row whose label names what the question asks about ("Car benefit | £2,700")
 RATE_TABLE_PAGES = 3  # the row of a table keyed by the asker's own figure is the answer
 RATE_TABLE_MATCH = 0.15  # a rate table must share this much of the question to be its answer
 CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
@@ -228,6 +236,10 @@ _CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
 # A list item runs on into the next only when it stops on a word that needs more ("... a
 # scheme and", "... less"); otherwise each item is its own statement.
 _RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|less|plus|than|that|which|where|if|is|are)|[,(\u2013-])$", re.I)
+# A heading that states a rule ("SMP is taxable") says it more plainly than the paragraphs
+# under it; most headings name a topic ("Two or more functions") or ask ("Is PAYE due ...").
+_STATES = re.compile(r"\b(?:is|are|isn't|aren't|must|cannot|can|does not|do not|applies|apply|remains?)\b", re.I)
+_ASKS = re.compile(r"^(?:is|are|does|do|how|what|when|which|who|where|why|can|should|example)\b", re.I)
 _NOTE = re.compile(r"^\W*notes?\b", re.I)
 _SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
 
@@ -235,13 +247,14 @@ _SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
 @dataclass
 class Unit:
     """A quotable sentence or table row; ``parts`` holds more than one (paragraph, text)
-    when the scrape split the sentence over paragraphs (the claim cites each of them)."""
+    when the scrape split the sentence over paragraphs (each part is quoted with its own id)."""
 
     parts: list[tuple[Paragraph, str]]
     page_rank: int
     order: tuple[int, int, int]  # chunk position, paragraph index, unit index
     row: int | None = None  # table row (0 = the header)
     score: float = 0.0
+    heading: bool = False  # the chunk's heading, quoted with the id of the paragraph under it
 
     @property
     def text(self) -> str:
@@ -256,9 +269,20 @@ class Unit:
         return self.parts[-1][0]
 
 
-def chunk_units(chunk: Chunk, page_rank: int) -> list[Unit]:
-    """The chunk's sentences and table rows in order, split sentences joined up again."""
+def states_rule(heading: str) -> bool:
+    """Whether a heading is a short statement (quotable as a claim) rather than a topic or a question."""
+    return bool(
+        _STATES.search(heading) and not _ASKS.match(heading) and ":" not in heading and len(heading.split()) <= 12 and not checkable_facts(heading)
+    )
+
+
+def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> list[Unit]:
+    """The chunk's sentences and table rows in order, split sentences joined up again; first
+    its ``heading`` when given (a heading that states a rule), cited by the paragraph under it."""
     units: list[Unit] = []
+    first = next((p for p in chunk.paragraphs if p.kind != "heading"), None)
+    if heading and first is not None:
+        units.append(Unit([(first, heading)], page_rank, (chunk.position, -1, 0), heading=True))
     for p_index, paragraph in enumerate(chunk.paragraphs):
         if paragraph.kind == "heading":
             continue
@@ -272,6 +296,7 @@ def chunk_units(chunk: Chunk, page_rank: int) -> list[Unit]:
                 u_index == 0
                 and last is not None
                 and last.row is None
+                and not last.heading
                 and last.parts[-1][0].id != paragraph.id
                 and len(last.parts) < MAX_FRAGMENTS
                 and not _TERMINAL.search(last.parts[-1][1])
@@ -368,6 +393,12 @@ def _table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) 
     return any(p.kind == "table" and _lookup_rows(_rows(p), numbers, when) for p in chunk.paragraphs)
 
 
+def names_row(weights: dict[str, float], row: str) -> bool:
+    """Whether a table row's label (its first cell) is made of the question's own terms."""
+    label = [t for t in terms(row.split("|")[0]) if not t[0].isdigit()]
+    return bool(label) and all(t in weights for t in label)
+
+
 def _is_figure(fact: str) -> bool:
     return fact[-1] in "%p" or (fact.replace(".", "").isdigit() and len(fact) >= 2)
 
@@ -406,10 +437,15 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     for rank, bundle in enumerate(selection.pages):
         page_prior = 1.0 / (1 + PAGE_DECAY * rank)  # pages come best first from selection
         place = 0  # the unit's place in page order
+        title = index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""
+        previous = title
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
+            chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
+            heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
+            previous = chunk_heading
             context = set(terms(" ".join(chunk.heading_path[-2:])))
             chunk_sim = _similarity(index, chunk.id, vector) if vector is not None else 0.0
-            units = chunk_units(chunk, rank)
+            units = chunk_units(chunk, rank, heading)
             lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
@@ -429,6 +465,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                     score += FIGURE_BONUS  # the limit the asker's own amount is measured against
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
                     score += LOOKUP_ROW_BONUS
+                if unit.row and names_row(weights, unit.text):
+                    score += ROW_LABEL_BONUS
                 unit.score = score
             if rate_question and rank < RATE_TABLE_PAGES:
                 # A rate question on a leading page with a rate table about the question's
@@ -491,24 +529,24 @@ def repeats(unit: Unit, chosen: list[Unit]) -> bool:
 
 
 def claims_of(chosen: dict[int, Unit]) -> list[DraftSentence]:
-    """Chosen units (by their place in page order) as claims: consecutive sentences of one
-    paragraph make one claim with one citation; a sentence the scrape split over paragraphs
-    cites each of them; table rows stay one claim each."""
+    """Chosen units (by their place in page order) as claims, each citing exactly one
+    paragraph: consecutive sentences of one paragraph make one claim; a sentence the scrape
+    split over paragraphs gives one claim per paragraph (its pieces still join the sentences
+    next to them in their own paragraphs); table rows and headings stay one claim each."""
     claims: list[DraftSentence] = []
-    last: int | None = None
+    previous: int | None = None
+    joinable = False  # whether the last claim may take the next piece
     for i in sorted(chosen):
         unit = chosen[i]
-        if (
-            last == i - 1
-            and unit.row is None
-            and chosen[last].row is None
-            and len(unit.parts) == 1
-            and claims[-1].citations[-1] == unit.paragraph.id
-        ):
-            claims[-1].text += " " + unit.text
-        else:
-            claims.append(DraftSentence(text=unit.text, citations=list(dict.fromkeys(p.id for p, _ in unit.parts))))
-        last = i
+        for k, (paragraph, text) in enumerate(unit.parts):
+            plain = unit.row is None and not unit.heading
+            contiguous = k > 0 or previous == i - 1
+            if claims and joinable and plain and contiguous and claims[-1].citations == [paragraph.id]:
+                claims[-1].text += " " + text
+            else:
+                claims.append(DraftSentence(text=text, citations=[paragraph.id]))
+            joinable = plain
+        previous = i
     return claims
 
 

@@ -10,7 +10,7 @@ rate question even without the question's words; two pages on one rule are both 
 from __future__ import annotations
 
 from shared.config import Settings
-from shared.contracts.pipeline import PipelineState
+from shared.contracts.pipeline import PipelineState, RollupResult
 from shared.index import CorpusIndex
 from services.providers import get_provider
 from services.stages import refusals
@@ -19,6 +19,15 @@ from services.stages.text import corpus_stats
 
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
+    state = _select(state, settings)
+    # No later stage reads the candidates' texts (the kept pages travel in state.selection):
+    # drop them so the envelope crossing the remaining Celery hops stays small.
+    assert state.rollup is not None
+    state.rollup = RollupResult(pages=[p.model_copy(update={"chunks": []}) for p in state.rollup.pages])
+    return state
+
+
+def _select(state: PipelineState, settings: Settings) -> PipelineState:
     assert state.rollup is not None
     query = state.query
     if not state.rollup.pages:

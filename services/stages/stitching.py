@@ -1,5 +1,5 @@
-"""Stitching: the answer as sentences, each with one citation marker (a paragraph id) drawn
-only from the selected pages; then the conflict check over what the answer would say."""
+"""Stitching: the answer as claims, each with one citation marker (the paragraph it quotes)
+drawn only from the selected pages; then the conflict check over what the answer would say."""
 
 from __future__ import annotations
 

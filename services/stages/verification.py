@@ -18,7 +18,7 @@ from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
 from services.stages.text import checkable_facts, has_negation, split_sentences, terms
 
-__all__ = ["checkable_facts", "check_claim", "paragraphs_of", "faithfulness", "verify", "enforce", "step"]
+__all__ = ["checkable_facts", "check_claim", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step"]
 
 SUPPORTED_COVERAGE = 0.8  # share of the claim's content terms found in the cited text
 PARTIAL_COVERAGE = 0.5
@@ -55,11 +55,12 @@ def _short(facts: Iterable[str]) -> str:
     return ", ".join(sorted(facts))
 
 
-def check_claim(claim: str, cited: list[Paragraph]) -> tuple[Verdict, str]:
-    """Judge one claim against the text of its cited paragraphs; returns (verdict, reason)."""
+def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()) -> tuple[Verdict, str]:
+    """Judge one claim against the text of its cited paragraphs (and the ``headings`` shown
+    above them, which the reader sees with the citation); returns (verdict, reason)."""
     if not cited:
         return "unsupported", "cites no paragraph of the selected pages"
-    source = "\n".join(p.text for p in cited)
+    source = "\n".join([*headings, *(p.text for p in cited)])
     ids = ", ".join(p.id for p in cited)
     if _normal(claim) and _normal(claim) in _normal(source):
         return "supported", f"quoted from {ids}"
@@ -99,6 +100,18 @@ def paragraphs_of(selection: SelectionResult) -> dict[str, Paragraph]:
     return {p.id: p for page in selection.pages for chunk in page.chunks for p in chunk.paragraphs}
 
 
+def headings_of(selection: SelectionResult) -> dict[str, str]:
+    """The heading each chunk's first paragraph sits under, by that paragraph's id (a citation
+    shows its heading path, so a claim may quote the heading with the paragraph's id)."""
+    out = {}
+    for page in selection.pages:
+        for chunk in page.chunks:
+            first = next((p for p in chunk.paragraphs if p.kind != "heading"), None)
+            if first is not None and chunk.heading_path:
+                out[first.id] = chunk.heading_path[-1]
+    return out
+
+
 def faithfulness(sentences: list[Sentence]) -> float:
     return sum(s.verdict == "supported" for s in sentences) / len(sentences) if sentences else 0.0
 
@@ -107,6 +120,7 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
     """The deterministic verifier (the local provider's ``verify``)."""
     del query, settings  # the judgement depends only on the claim and its cited text
     allowed = paragraphs_of(selection)
+    headings = headings_of(selection)
     out: list[Sentence] = []
     for s in draft.sentences:
         unresolved = [c for c in s.citations if c not in allowed]
@@ -114,7 +128,7 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
             reason = f"cites {', '.join(unresolved)}, not a paragraph of the selected pages" if unresolved else "no citation"
             out.append(Sentence(text=s.text, citations=s.citations, verdict="unsupported", reason=reason))
             continue
-        verdict, reason = check_claim(s.text, [allowed[c] for c in s.citations])
+        verdict, reason = check_claim(s.text, [allowed[c] for c in s.citations], [headings[c] for c in s.citations if c in headings])
         out.append(Sentence(text=s.text, citations=s.citations, verdict=verdict, reason=reason))
     return out
 

@@ -154,17 +154,19 @@ def run(args: argparse.Namespace) -> int:
     distributed.stores.backend = backend
     distributed.celery.key_prefix = prefix
     report["stores_backend"] = backend
-    with WorkerPool(env) as workers:
-        workers.start_all()
-        store = RedisStore(distributed)
-        warm_up(questions, distributed, lambda: store)
-        report["distributed"] = measure_latency(questions, distributed, lambda: store, rounds)
-        print_latency("distributed", report["distributed"])
-        report["distributed"]["overhead_p50_ms"] = round(
-            report["distributed"]["end_to_end_past_scope_guard_ms"]["p50"] - report["embedded"]["end_to_end_past_scope_guard_ms"]["p50"], 2
-        )
-        report["distributed"]["throughput"] = gateway_throughput(env, data_dir, questions, clients, requests)
-    purge(distributed)
+    try:
+        with WorkerPool(env) as workers:
+            workers.start_all()
+            store = RedisStore(distributed)
+            warm_up(questions, distributed, lambda: store)
+            report["distributed"] = measure_latency(questions, distributed, lambda: store, rounds)
+            print_latency("distributed", report["distributed"])
+            report["distributed"]["overhead_p50_ms"] = round(
+                report["distributed"]["end_to_end_past_scope_guard_ms"]["p50"] - report["embedded"]["end_to_end_past_scope_guard_ms"]["p50"], 2
+            )
+            report["distributed"]["throughput"] = gateway_throughput(env, data_dir, questions, clients, requests)
+    finally:
+        purge(distributed)  # this run's queues, worker bindings and question records
     report["embedded"]["throughput"] = gateway_throughput({"TAXNAV_MODE": "embedded", "TAXNAV_DATA_DIR": data_dir}, data_dir, questions, clients, requests)
     print_throughput(report)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fastapi.testclient import TestClient
@@ -158,3 +159,13 @@ def test_pages_of_another_manual_need_its_index(client):
     assert client.get("/v1/pages/EIM31240", params={"manual": "employment-income-manual"}).status_code == 200
     response = client.get("/v1/pages/BIM00500", params={"manual": "business-income-manual"})  # not ingested here
     assert response.status_code == 503 and response.json()["error"]["type"] == "index_unavailable"
+
+
+def test_concurrent_questions_all_get_their_own_answer(client):
+    questions = [MILEAGE, REFUSALS["stale"], REFUSALS["low_coverage"], MILEAGE] * 3
+    with ThreadPoolExecutor(8) as pool:
+        bodies = list(pool.map(lambda q: ask(client, q), questions))
+    assert [b["question"] for b in bodies] == [q.strip() for q in questions]
+    assert len({b["id"] for b in bodies}) == len(questions)
+    mileage = [b["answer"] for b, q in zip(bodies, questions, strict=True) if q == MILEAGE]
+    assert all(answer == mileage[0] for answer in mileage) and mileage[0] is not None

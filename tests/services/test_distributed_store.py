@@ -10,6 +10,7 @@ import pytest
 
 from services.errors import PipelineTimeout, ProviderError
 from services.results import MemoryStore, QuestionEvent, RedisStore, follow, stage_event, wait_result
+from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, StageTrace
 
@@ -22,7 +23,12 @@ def redis_settings() -> Settings:
 
 @pytest.fixture(params=["memory", "redis"])
 def store(request):
-    return MemoryStore() if request.param == "memory" else RedisStore(redis_settings())
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    settings = redis_settings()
+    yield RedisStore(settings)
+    purge(settings)
 
 
 def result(qid: str) -> QuestionResult:
@@ -105,7 +111,7 @@ def test_redis_records_expire_and_stay_under_their_prefix():
     assert all(0 < store._redis.ttl(key) <= 60 for key in keys)
     other = RedisStore(redis_settings())  # another prefix sees nothing of it
     assert other.deadline(qid) is None
-    store._redis.delete(*keys)
+    assert purge(settings) == 2
 
 
 def test_memory_store_forgets_the_oldest_beyond_its_bound():

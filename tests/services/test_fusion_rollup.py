@@ -58,3 +58,17 @@ def test_page_window_cuts_long_pages_around_the_hits() -> None:
     positions = {c.position for c in out}
     assert len(out) == 5 and {2, 10} <= positions
     assert positions - {2} <= {8, 9, 10, 11, 12}
+
+
+def test_page_window_counts_sibling_only_chunks_as_near_not_as_hits() -> None:
+    # every chunk of a long page is some hit's sibling; the window keeps the direct hits and
+    # then what follows the best one (a worked example continues below its heading)
+    page = _chunks(15)
+    scores = {f"EIM1#c{i}": 0.006 - 0.0001 * i for i in range(15)} | {"EIM1#c12": 0.027, "EIM1#c5": 0.025}
+    out = page_window(page, scores, limit=8, direct={"EIM1#c12", "EIM1#c5"})
+    positions = {c.position for c in out}
+    assert out[0].position == 12 and len(out) == 8
+    assert {5, 12, 13, 14, 11, 10} <= positions  # c13 (after the best) before the siblings' own scores
+    assert 0 not in positions and 1 not in positions  # the highest sibling scores, far from the hits
+    # without the distinction, sibling scores decide and the continuation is lost
+    assert 13 not in {c.position for c in page_window(page, scores, limit=8)}

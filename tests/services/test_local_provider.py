@@ -23,13 +23,15 @@ def test_lookup_picks_the_band_a_number_falls_in_or_the_last_key_below_it() -> N
 
 
 def test_lexicon_adds_the_manuals_words_once() -> None:
-    assert "mobile telephone" in expansions("Work gave me an iPhone - is it a perk?")
+    assert "mobile phone telephone" in expansions("Work gave me an iPhone - is it a perk?")  # the manual says both
     assert "benefit in kind" in expansions("Work gave me an iPhone - is it a perk?")
     assert expansions("What is the official rate of interest?") == []
     assert expand("my boss and my boss").count("employer") == 1
     # whole words only: 'toolbar' is not 'tools', 'mobiles' is a mobile
     assert "tools" not in expansions("the toolbar")
-    assert "mobile telephone" in expansions("two mobiles")
+    assert "mobile phone telephone" in expansions("two mobiles")
+    assert expansions("Is my paternity pay taxed?") == ["statutory paternity pay"]  # not maternity pay
+    assert "securities share" not in expansions("my share of the bill")  # 'share' alone is not equity
 
 
 def test_acronyms_the_manual_defines_and_their_synonyms() -> None:
@@ -118,15 +120,21 @@ def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation()
     assert len(claims_of({0: units[0], 2: units[2]})) == 2
 
 
-def test_a_sentence_split_over_paragraphs_is_one_claim_citing_each() -> None:
+def test_a_sentence_split_over_paragraphs_is_quoted_paragraph_by_paragraph_one_marker_each() -> None:
     units = _units(
-        Paragraph(id="EIM1#c0.p0", text="SMP is not a social security benefit but replacement earnings"),
-        Paragraph(id="EIM1#c0.p1", text="charged to tax as employment income."),
+        Paragraph(id="EIM1#c0.p0", text="The rule is old. SMP is not a social security benefit but replacement earnings"),
+        Paragraph(id="EIM1#c0.p1", text="charged to tax as employment income. It is paid by employers."),
+        Paragraph(id="EIM1#c0.p2", text="Another paragraph."),
     )
+    assert len(units) == 4 and [p.id for p, _ in units[1].parts] == ["EIM1#c0.p0", "EIM1#c0.p1"]
     claims = claims_of(dict(enumerate(units)))
     assert [(c.text, c.citations) for c in claims] == [
-        ("SMP is not a social security benefit but replacement earnings charged to tax as employment income.", ["EIM1#c0.p0", "EIM1#c0.p1"])
+        ("The rule is old. SMP is not a social security benefit but replacement earnings", ["EIM1#c0.p0"]),
+        ("charged to tax as employment income. It is paid by employers.", ["EIM1#c0.p1"]),
+        ("Another paragraph.", ["EIM1#c0.p2"]),
     ]
+    # a piece joins only the sentences next to it: without the first sentence it stands alone
+    assert [c.citations for c in claims_of({1: units[1], 2: units[2]})] == [["EIM1#c0.p0"], ["EIM1#c0.p1"]]
 
 
 def test_list_items_run_on_only_when_the_item_stops_mid_sentence() -> None:
@@ -145,7 +153,7 @@ def test_list_items_run_on_only_when_the_item_stops_mid_sentence() -> None:
 def test_a_colon_pulls_in_its_list_even_its_lower_case_continuation() -> None:
     units = _units(
         Paragraph(id="EIM1#c0.p0", text="An award is fortuitous if:"),
-        Paragraph(id="EIM1#c0.p1", kind="li", text="it comes from a trust fund (see EIM30002)"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="it comes from a trust fund (see EIM30002);"),
         Paragraph(id="EIM1#c0.p2", text="and not more than 25 per cent of the payments are by reason of employment."),
         Paragraph(id="EIM1#c0.p3", text="A new rule starts here."),
     )
@@ -212,3 +220,44 @@ def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_mo
 
 def test_questions_in_the_language_of_jobs_get_a_wider_on_topic_margin() -> None:
     assert similarity_floor("My employer pays my gym membership, is that taxed?") < similarity_floor("How tall is Mount Everest?")
+
+
+def test_a_heading_that_states_a_rule_is_quotable_with_the_paragraph_under_it() -> None:
+    from services.providers.local import chunk_units, states_rule
+
+    assert states_rule("SMP is taxable")
+    assert not states_rule("Two or more functions")  # a topic
+    assert not states_rule("Is PAYE due on the cash payment")  # a question
+    assert not states_rule("The \u00a3150 limit is not an allowance")  # a figure the paragraph may not repeat
+    chunk = Chunk(
+        id="EIM1#c1", section_id="EIM1", manual="m", position=1, heading_path=["Page", "SMP is taxable"], content_hash="h",
+        paragraphs=[Paragraph(id="EIM1#c1.p0", text="SMP is replacement earnings. It is charged to tax.")],
+    )
+    units = chunk_units(chunk, 0, heading="SMP is taxable")
+    assert [(u.text, u.paragraph.id, u.heading) for u in units[:2]] == [
+        ("SMP is taxable", "EIM1#c1.p0", True),
+        ("SMP is replacement earnings.", "EIM1#c1.p0", False),
+    ]
+    # the heading is its own claim, never run into the sentence below it
+    assert [c.text for c in claims_of(dict(enumerate(units)))] == ["SMP is taxable", "SMP is replacement earnings. It is charged to tax."]
+
+
+def test_sentences_are_weighed_by_the_manuals_own_name_for_what_the_question_names() -> None:
+    from services.providers.local import _weights
+    from services.stages.text import CorpusStats
+
+    stats = CorpusStats(
+        ["Employment and Support Allowance (ESA) replaced incapacity benefit.", "ESA(IR) is not taxable.", "Salary is taxable.", "Other text."]
+    )
+    weights = _weights("I get Employment and Support Allowance. Is it taxable?", stats)
+    assert "esa" in weights and 0 < weights["esa"] < stats.idf("esa")  # the acronym counts, at less than the asker's words
+    assert "esa" not in _weights("Is my salary taxable?", stats)
+
+
+def test_a_row_is_named_by_the_question_when_its_label_is_made_of_the_questions_terms() -> None:
+    from services.providers.local import names_row
+
+    weights = {"car": 1.0, "benefit": 0.5, "compani": 1.0}
+    assert names_row(weights, "Car benefit | \u00a32,700 |")
+    assert not names_row(weights, "Van benefit | \u00a33,090")  # one label word the question lacks
+    assert not names_row(weights, "140 | 20% | 21%")  # a numeric key is the lookup's business

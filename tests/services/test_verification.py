@@ -108,3 +108,19 @@ def test_enforce_never_lets_a_provider_upgrade_a_verdict() -> None:
     assert enforce(given, checked)[0].verdict == "contradicted"
     # a stricter provider verdict stands
     assert enforce(checked, given)[0].verdict == "contradicted"
+
+
+def test_a_heading_counts_as_cited_text_only_for_the_paragraph_under_it() -> None:
+    under = Paragraph(id="EIM76360#c1.p0", text="SMP is not a social security benefit but replacement earnings")
+    other = Paragraph(id="EIM76360#c1.p1", text="charged to tax as employment income.")
+    chunk = Chunk(
+        id="EIM76360#c1", section_id="EIM76360", manual="m", position=1,
+        heading_path=["Statutory maternity pay: summary", "SMP is taxable"], paragraphs=[under, other], content_hash="h",
+    )
+    selection = SelectionResult(pages=[PageBundle(section_id="EIM76360", score=1.0, chunks=[chunk])])
+    query = Query(id="q", question="Is SMP taxable?", manual="m")
+    draft = Draft(sentences=[DraftSentence(text="SMP is taxable", citations=[under.id]), DraftSentence(text="SMP is taxable", citations=[other.id])])
+    verdicts = [s.verdict for s in verify(query, draft, selection, Settings())]
+    assert verdicts[0] == "supported" and verdicts[1] != "supported"
+    assert check_claim("SMP is taxable", [under])[0] != "supported"  # without the heading the words are not there
+    assert check_claim("SMP is taxable", [under], ["SMP is taxable"])[0] == "supported"
