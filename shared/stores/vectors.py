@@ -12,6 +12,7 @@ Both run the same collection, upload and query code below.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -135,10 +136,12 @@ class EmbeddedVectorStore(QdrantVectorStore):
 
     def __init__(self, directory: str | Path, manual: str, generation: str):
         super().__init__(None, manual, generation)
+        self.generation = generation
         self.directory = Path(directory)
         self._ids: list[str] | None = None
         self._matrix: np.ndarray | None = None
         self._row: dict[str, int] = {}
+        self._load_lock = threading.Lock()
 
     def build(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         if len(ids) != len(vectors):
@@ -149,19 +152,25 @@ class EmbeddedVectorStore(QdrantVectorStore):
         self._ids, self._matrix, self.client = None, None, None
 
     def _load(self) -> None:
+        # Concurrent first searches (the gateway answers on several threads) must never see a
+        # half-filled collection: build into a private client, publish it last, under a lock.
         if self.client is not None:
             return
-        from qdrant_client import QdrantClient
+        with self._load_lock:
+            if self.client is not None:
+                return
+            from qdrant_client import QdrantClient
 
-        try:
-            ids = json.loads((self.directory / IDS_FILE).read_text(encoding="utf-8"))
-            matrix = np.load(self.directory / VECTORS_FILE)
-        except FileNotFoundError as exc:
-            raise VectorStoreError(f"no vectors in {self.directory}") from exc
-        self._ids, self._matrix = ids, matrix
-        self._row = {cid: i for i, cid in enumerate(ids)}
-        self.client = QdrantClient(":memory:")
-        super().build(ids, matrix)
+            try:
+                ids = json.loads((self.directory / IDS_FILE).read_text(encoding="utf-8"))
+                matrix = np.load(self.directory / VECTORS_FILE)
+            except FileNotFoundError as exc:
+                raise VectorStoreError(f"no vectors in {self.directory}") from exc
+            loaded = QdrantVectorStore(QdrantClient(":memory:"), self.manual, self.generation)
+            loaded.build(ids, matrix)
+            self._ids, self._matrix = ids, matrix
+            self._row = {cid: i for i, cid in enumerate(ids)}
+            self.client = loaded.client
 
     def search(self, vector: Sequence[float] | np.ndarray, k: int) -> list[tuple[str, float]]:
         self._load()

@@ -4,6 +4,7 @@ stand-in; and the same adapter over qdrant-client local mode), the embedded vect
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -205,6 +206,19 @@ def test_embedded_vector_store_persists_and_serves_from_local_mode(tmp_path: Pat
     assert store.vector("missing") is None
     with pytest.raises(VectorStoreError, match="no vectors"):
         EmbeddedVectorStore(tmp_path / "empty", EIM, "g1").search(vectors[0], 3)
+
+
+def test_embedded_vector_store_cold_start_is_safe_under_concurrent_searches(tmp_path: Path) -> None:
+    # The gateway answers on several threads: the first searches race to load the vectors.
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((2000, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"EIM{i}#c0" for i in range(2000)]
+    EmbeddedVectorStore(tmp_path, EIM, "g1").build(ids, vectors)
+    store = EmbeddedVectorStore(tmp_path, EIM, "g1")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        tops = list(pool.map(lambda row: store.search(vectors[row], 1)[0][0], range(0, 2000, 125)))
+    assert tops == [f"EIM{row}#c0" for row in range(0, 2000, 125)]
 
 
 def test_backend_selection(tmp_path: Path) -> None:
