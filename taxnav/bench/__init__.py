@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query = kinds.add_parser("query", parents=[common_options()], help="question latency and throughput")
     query.add_argument("--out", default="reports/bench-query.json", help="where to write the JSON figures")
     query.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
-    query.add_argument("--clients", type=int, default=4, help="concurrent clients")
+    query.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients for the throughput run")
+    query.add_argument("--rounds", type=int, default=2, help="passes over the questions for the latency figures")
+    query.add_argument("--requests", type=int, default=None, help="requests in the throughput run (default 4 per question, >= 200)")
     query.set_defaults(func=_lazy("taxnav.bench.query"))
 
 

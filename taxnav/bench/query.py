@@ -28,7 +28,6 @@ from services.workers import WorkerPool, purge
 from shared.config import Settings, get_settings
 from shared.contracts.api import QuestionRequest
 
-DEFAULT_QUESTIONS = "../shared/eval/questions.jsonl"
 WARMUP_TIMEOUT_S = 300.0  # first questions load the index and the embedder in every worker
 TARGETS = {"embedded_p50_ms": 150, "embedded_p95_ms": 400, "distributed_overhead_p50_ms": 30, "distributed_qps": 15}
 
@@ -127,10 +126,9 @@ def gateway_throughput(env: dict[str, str], data_dir: str, questions: list[str],
 
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
-    questions = load_questions(getattr(args, "questions", None) or DEFAULT_QUESTIONS)
-    clients = getattr(args, "clients", None) or 8
-    rounds = getattr(args, "rounds", None) or 2
-    requests = getattr(args, "requests", None) or max(200, len(questions) * 4)
+    questions = load_questions(args.questions)
+    clients, rounds = args.clients, args.rounds
+    requests = args.requests or max(200, len(questions) * 4)
     data_dir = str(settings.data_dir)
     report: dict = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
