@@ -21,12 +21,12 @@ import redis
 from celery.schedules import crontab
 
 from ingest_worker.runs import IngestRun, RunStart, RunTrigger, recorded_ingest
-from shared.celery_app import INGEST_QUEUE, celery_app
+from shared.celery_app import INGEST_QUEUE, INGEST_TASK, celery_app
 from shared.config import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
-TASK_NAME = "ingest_worker.tasks.scheduled_ingest"
+TASK_NAME = INGEST_TASK
 BEAT_SCHEDULE_FILE = "celerybeat-schedule"  # under the data dir, for `taxnav ingest --schedule`
 
 __all__ = ["celery_app", "scheduled_ingest", "run_locked_ingest", "beat_schedule", "parse_cron", "serve_schedule"]
@@ -120,7 +120,7 @@ def run_locked_ingest(
     return run
 
 
-@celery_app.task(name=TASK_NAME, queue=INGEST_QUEUE, acks_late=False)
+@celery_app.task(name=TASK_NAME, acks_late=False)
 def scheduled_ingest(manual: str | None = None, trigger: RunTrigger = "schedule") -> dict:
     """The beat entry's task. acks_late off: an ingest runs for minutes, longer than the
     broker's visibility timeout, and must not be handed to a second worker meanwhile."""

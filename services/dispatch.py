@@ -17,7 +17,7 @@ from kombu.exceptions import OperationalError
 from services.errors import Unavailable, as_info
 from services.pipeline import STAGES, Stage, finish, new_state, run_stage
 from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
-from shared.celery_app import make_celery_app
+from shared.celery_app import make_celery_app, stage_task_name
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.pipeline import PipelineState
@@ -26,10 +26,6 @@ from shared.contracts.pipeline import PipelineState
 def stage_queues() -> list[str]:
     """Queues in pipeline order (a queue may hold several consecutive stages)."""
     return list(dict.fromkeys(stage.queue for stage in STAGES))
-
-
-def task_name(queue: str) -> str:
-    return f"taxnav.stage.{queue}"
 
 
 def run_stages(
@@ -78,7 +74,7 @@ def send_chain(state: PipelineState, settings: Settings, deadline: float) -> Non
     expires = datetime.fromtimestamp(deadline, tz=timezone.utc)
     # ignore_result: nobody reads Celery results (the question store carries them), and
     # without it every send subscribes to a result channel.
-    signatures = [app.signature(task_name(queue), queue=queue, expires=expires, ignore_result=True) for queue in stage_queues()]
+    signatures = [app.signature(stage_task_name(queue), queue=queue, expires=expires, ignore_result=True) for queue in stage_queues()]
     signatures[0].args = (state.model_dump_json(),)
     try:
         chain(*signatures).apply_async(retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})

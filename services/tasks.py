@@ -16,11 +16,11 @@ import logging
 from celery import Task
 from celery.signals import worker_ready
 
-from services.dispatch import finish_to_store, run_stages, stage_queues, task_name
+from services.dispatch import finish_to_store, run_stages, stage_queues
 from services.errors import as_info
 from services.pipeline import STAGES
 from services.results import QuestionEvent, RedisStore, stage_event
-from shared.celery_app import STAGE_QUEUES, celery_app
+from shared.celery_app import STAGE_QUEUES, celery_app, stage_task_name
 from shared.config import get_settings
 from shared.contracts.pipeline import PipelineState
 
@@ -73,7 +73,7 @@ def _make_task(queue: str) -> Task:
 
     stage_task.__name__ = stage_task.__qualname__ = queue
     return celery_app.task(
-        stage_task, name=task_name(queue), queue=queue, acks_late=True, reject_on_worker_lost=True, ignore_result=True
+        stage_task, name=stage_task_name(queue), acks_late=True, reject_on_worker_lost=True, ignore_result=True
     )
 
 

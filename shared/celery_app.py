@@ -14,6 +14,17 @@ from shared.config import Settings, get_settings
 
 STAGE_QUEUES = ("retrieval", "graph", "selection", "stitching", "verification")
 INGEST_QUEUE = "ingest"
+INGEST_TASK = "ingest_worker.tasks.scheduled_ingest"
+
+
+def stage_task_name(queue: str) -> str:
+    return f"taxnav.stage.{queue}"
+
+
+# Each task is routed to its own queue (the worker services each consume exactly one).
+TASK_ROUTES = {stage_task_name(queue): {"queue": queue} for queue in STAGE_QUEUES} | {
+    INGEST_TASK: {"queue": INGEST_QUEUE}
+}
 
 
 def make_celery_app(settings: Settings | None = None) -> Celery:
@@ -36,6 +47,7 @@ def make_celery_app(settings: Settings | None = None) -> Celery:
         },
         result_backend_transport_options={"global_keyprefix": prefix},
         worker_hijack_root_logger=False,
+        task_routes=TASK_ROUTES,
     )
     return app
 
