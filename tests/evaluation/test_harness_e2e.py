@@ -12,17 +12,10 @@ from shared.config import Settings
 from taxnav.cli import main
 from taxnav.evaluation.harness import run_eval
 from taxnav.evaluation.scoring import load_questions
+from tests.evaluation.test_report import REQUIRED
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"  # ../shared/corpus
 MANUAL = "employment-income-manual"
-REQUIRED = (
-    "verdict_accuracy",
-    "refusal_precision",
-    "citation_gold_recall",
-    "key_fact_coverage",
-    "groundedness",
-    "mean_faithfulness",
-)
 QUESTIONS = [
     {
         "id": "T1",

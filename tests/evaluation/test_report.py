@@ -12,6 +12,7 @@ from taxnav.evaluation.report import write_report
 from taxnav.evaluation.scoring import EvalQuestion, aggregate, score_result
 
 STAGES = ["retrieval", "expansion", "rollup", "selection"]
+# report.json keys issue 4 names (fractions in [0, 1]); pinned here, not read from the code.
 REQUIRED = (
     "verdict_accuracy",
     "refusal_precision",
