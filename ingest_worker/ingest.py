@@ -51,7 +51,7 @@ CHUNKS = "chunks.jsonl"
 REFS = "refs.json"
 XREFS = "xrefs.json"
 GRAPH = "graph.json"
-FORMAT = 1
+FORMAT = 3  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined)
 
 
 class IngestError(RuntimeError):

@@ -4,7 +4,8 @@ h2/h3/h4 open sections (h1 counts as h2: a few pages use it as their top heading
 stay inside the current section as small heading paragraphs. Every block keeps the hrefs it
 contains so cross-references can point at the exact paragraph that links. Markdown leftovers
 from the 2014 scrape (``**bold**``, ``[EIM123](/guidance/...)``) are cleaned into plain text,
-keeping the markdown link's target as an href.
+keeping the markdown link's target as an href. The scrape also split many sentences over
+several <p> (one per wrapped source line); ``join_split_sentences`` glues them back.
 """
 
 from __future__ import annotations
@@ -30,11 +31,26 @@ MARKDOWN_LINK = re.compile(r"\[([^\]\[]{1,200})\]\(([^)\s]{1,500})\)")
 MARKDOWN_BOLD = re.compile(r"\*\*|__")
 SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
+# A paragraph ends a sentence with . ! ? : ; (maybe followed by closing quotes/brackets).
+SENTENCE_END = re.compile(r"[.!?:;][)\]\"'\u2019\u201d\u00bb]*$")
+# A continuation starts in lower case or with punctuation that cannot open a sentence; "(a)",
+# "ii)", "b." open list items and "[Note ...]" / "(This text has been withheld ...)" are
+# editorial asides, so those do not continue a sentence.
+ITEM_LABEL = r"\(?(?:[a-z]|[ivx]+|\d+)[.)]\s"
+CONTINUES = re.compile(
+    rf"^(?!{ITEM_LABEL})(?:[a-z,;:.)\]]|\((?!(?:[a-z]|[ivx]+|\d+)\))(?!This (?:text|content))|\[[a-z])"
+)
+# No paragraph ends on these words (or an open bracket), so what follows continues it even
+# when it starts with a capital or a figure (a link "EIM21001", "Chapter 10", "£4,000").
+DANGLING = re.compile(r"(?:(?:^|\W)(?:a|an|the|of|to|in|on|at|by|for|from|with|into|than|per|via|see|See)|\()$")
+STARTS_WORD = re.compile(rf"^(?!{ITEM_LABEL})[\w£$€\"\u201c']")
+
 
 class Block(BaseModel):
     kind: BlockKind
     text: str
     hrefs: list[str] = Field(default_factory=list)
+    group: int = 0  # the container (<li>, <blockquote>, <div>) the block sits in; joins stay inside one
 
 
 class Section(BaseModel):
@@ -104,9 +120,12 @@ class _Walker:
     def __init__(self) -> None:
         self.sections: list[Section] = [Section()]
         self.trail: list[tuple[int, str]] = []  # (level, heading text)
+        self.group = 0  # the container being walked
+        self.groups = 0
 
     def emit(self, block: Block | None) -> None:
         if block is not None:
+            block.group = self.group
             self.sections[-1].blocks.append(block)
 
     def heading(self, level: int, element: etree._Element) -> None:
@@ -116,6 +135,12 @@ class _Walker:
         self.trail = [(lvl, h) for lvl, h in self.trail if lvl < level] + [(level, text)]
         self.sections.append(Section(headings=[h for _, h in self.trail]))
 
+    def enter(self) -> int:
+        """Start a new container group; returns the enclosing one to restore."""
+        outer, self.groups = self.group, self.groups + 1
+        self.group = self.groups
+        return outer
+
     def list_items(self, element: etree._Element) -> None:
         for li in element:
             if not isinstance(li.tag, str):
@@ -124,9 +149,11 @@ class _Walker:
                 self.container(li)
                 continue
             nested = tuple(child for child in li if isinstance(child.tag, str) and child.tag in BLOCK_TAGS)
+            outer = self.enter()
             self.emit(_block("li", _inline_text(li, nested), _hrefs(li, nested)))
             for child in nested:
                 self.block_element(child)
+            self.group = outer
 
     def block_element(self, el: etree._Element) -> None:
         tag = el.tag
@@ -154,6 +181,7 @@ class _Walker:
 
     def container(self, el: etree._Element) -> None:
         """Children are blocks; loose inline runs between them become paragraphs."""
+        outer = self.enter()
         run_text: list[str] = [el.text or ""]
         run_links: list[str] = []
 
@@ -175,6 +203,35 @@ class _Walker:
                 run_links.extend(_hrefs(child))
                 run_text.append(child.tail or "")
         flush()
+        self.group = outer
+
+
+def _whole_aside(text: str) -> bool:
+    """A paragraph that is one bracketed aside, e.g. "(This text has been withheld ... 2000)"."""
+    return text[:1] in "([" and text[-1:] in ")]"
+
+
+def _joins(block: Block, nxt: Block) -> bool:
+    if block.kind != "p" or nxt.kind != "p" or block.group != nxt.group:  # <li> items, tables, quotes
+        return False
+    if SENTENCE_END.search(block.text) or _whole_aside(block.text):
+        return False
+    return bool(CONTINUES.match(nxt.text) or (DANGLING.search(block.text) and STARTS_WORD.match(nxt.text)))
+
+
+def join_split_sentences(blocks: list[Block]) -> list[Block]:
+    """Join a <p> that stops mid-sentence with the next <p> when that one carries on (lower
+    case or continuation punctuation, or any word after a dangling "the" / "(see"). Applied per
+    section, so headings never join; tables, real list items and quotes break the chain too."""
+    joined: list[Block] = []
+    for block in blocks:
+        if joined and _joins(joined[-1], block):
+            last = joined[-1]
+            glue = "" if block.text[0] in ",;:.)]" or last.text[-1] in "([" else " "
+            joined[-1] = Block(kind="p", text=last.text + glue + block.text, hrefs=last.hrefs + block.hrefs, group=last.group)
+        else:
+            joined.append(block)
+    return joined
 
 
 def parse_body(html: str) -> list[Section]:
@@ -185,4 +242,4 @@ def parse_body(html: str) -> list[Section]:
     root = lxml.html.fragment_fromstring(html, create_parent="div")
     walker = _Walker()
     walker.container(root)
-    return [s for s in walker.sections if s.blocks]
+    return [s.model_copy(update={"blocks": join_split_sentences(s.blocks)}) for s in walker.sections if s.blocks]
