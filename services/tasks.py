@@ -20,9 +20,11 @@ from services.dispatch import finish_to_store, run_stages, stage_queues
 from services.errors import as_info
 from services.pipeline import STAGES
 from services.results import QuestionEvent, RedisStore, stage_event
+from services.stages.retrieval import remember_vector
 from shared.celery_app import STAGE_QUEUES, celery_app, stage_task_name
-from shared.config import get_settings
+from shared.config import Settings, get_settings
 from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
 
 
 log = logging.getLogger(__name__)
@@ -48,12 +50,21 @@ def _store() -> RedisStore:
     return RedisStore(get_settings())
 
 
+def remember_envelope_vector(state: PipelineState, settings: Settings) -> None:
+    """Keep the question's embedding that arrived in the envelope, so stages in this worker
+    (selection, stitching) use it instead of loading the embedder and embedding it again."""
+    if state.refusal is None and state.retrieval is not None and state.retrieval.query_vector:
+        index = CorpusIndex.open(settings, state.query.manual)
+        remember_vector(index, state.query.question, state.retrieval.query_vector)
+
+
 def run_queue(queue: str, state_json: str) -> str:
     settings = get_settings()
     store = _store()
     state = PipelineState.model_validate_json(state_json)
     qid = state.query.id
     try:
+        remember_envelope_vector(state, settings)
         stages = [stage for stage in STAGES if stage.queue == queue]
         state = run_stages(stages, state, settings, lambda trace: store.add(qid, stage_event(trace)))
         if queue == stage_queues()[-1]:
