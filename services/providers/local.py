@@ -208,9 +208,9 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_SENTENCES = 12  # sentences chosen on their own score (before the context they pull in)
-PER_PAGE = 3
-LEAD_PAGE_EXTRA = 3  # the best page may give more
+MAX_UNITS = 20  # sentences and table rows quoted, counting the context each pulls in
+PER_PAGE = 4  # sentences chosen on their own score from one page
+LEAD_PAGE_EXTRA = 2  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
 NEIGHBOUR_FLOOR = 0.8  # a sentence next to a quoted one in its paragraph joins that claim above this share of the floor
@@ -570,13 +570,21 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
         best = next((u for u in ranked if u.page_rank == rank), None)
         if best is not None and best.score >= floor:
             take(best)
-    for unit in ranked:
-        if len(chosen) >= MAX_SENTENCES or unit.score < floor:
-            break
-        cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
-        if per_page.get(unit.page_rank, 0) < cap and not repeats(unit, list(chosen.values())):
-            take(unit)
     for i in list(chosen):
         for j in context_of(units, i, floor):
             chosen.setdefault(j, units[j])
+    # The budget counts what each sentence brings with it (a list intro's items, a row's
+    # header, a neighbour): one whose context would overrun it gives way to a shorter one.
+    for unit in ranked:
+        if len(chosen) >= MAX_UNITS or unit.score < floor:
+            break
+        i = position[id(unit)]
+        cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
+        if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
+            continue
+        extra = [j for j in context_of(units, i, floor) if j not in chosen]
+        if len(chosen) + 1 + len(extra) <= MAX_UNITS:
+            take(unit)
+            for j in extra:
+                chosen[j] = units[j]
     return Draft(sentences=claims_of(chosen))
