@@ -14,7 +14,6 @@ from shared.contracts.pipeline import PipelineState, RollupResult
 from shared.index import CorpusIndex
 from services.providers import get_provider
 from services.stages import refusals
-from services.stages.retrieval import remember_vector
 from services.stages.text import corpus_stats
 
 
@@ -35,8 +34,6 @@ def _select(state: PipelineState, settings: Settings) -> PipelineState:
         state.refusal = refusals.low_coverage("Nothing in the manual matches the question.", candidates=[])
         return state
     index = CorpusIndex.open(settings, query.manual)
-    if state.retrieval is not None and state.retrieval.query_vector:
-        remember_vector(index, query.question, state.retrieval.query_vector)  # another process embedded it
     selection = get_provider(settings).select(query, state.rollup, settings)
     state.selection = selection
     if not selection.pages:
