@@ -192,11 +192,15 @@ def test_qdrant_adapter_over_local_mode_end_to_end() -> None:
 # --- embedded vectors ------------------------------------------------------------------------------
 
 
-def test_embedded_vector_store_persists_and_serves_from_local_mode(tmp_path: Path) -> None:
-    rng = np.random.default_rng(1)
-    vectors = rng.standard_normal((50, 16)).astype(np.float32)
+def unit_vectors(n: int, dims: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """``n`` chunk ids and random L2-normalised vectors, as the embedder would give."""
+    vectors = np.random.default_rng(seed).standard_normal((n, dims)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    ids = [f"EIM{i}#c0" for i in range(50)]
+    return [f"EIM{i}#c0" for i in range(n)], vectors
+
+
+def test_embedded_vector_store_persists_and_serves_from_local_mode(tmp_path: Path) -> None:
+    ids, vectors = unit_vectors(50, 16, seed=1)
     EmbeddedVectorStore(tmp_path, EIM, "g1").build(ids, vectors)
     assert (tmp_path / "vectors.npy").is_file() and (tmp_path / "vector_ids.json").is_file()
     store = EmbeddedVectorStore(tmp_path, EIM, "g1")  # a fresh reader
@@ -210,10 +214,7 @@ def test_embedded_vector_store_persists_and_serves_from_local_mode(tmp_path: Pat
 
 def test_embedded_vector_store_cold_start_is_safe_under_concurrent_searches(tmp_path: Path) -> None:
     # The gateway answers on several threads: the first searches race to load the vectors.
-    rng = np.random.default_rng(2)
-    vectors = rng.standard_normal((2000, 32)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    ids = [f"EIM{i}#c0" for i in range(2000)]
+    ids, vectors = unit_vectors(2000, 32, seed=2)
     EmbeddedVectorStore(tmp_path, EIM, "g1").build(ids, vectors)
     store = EmbeddedVectorStore(tmp_path, EIM, "g1")
     with ThreadPoolExecutor(max_workers=8) as pool:
