@@ -452,7 +452,14 @@
   function renderAnswer(answer, byParagraph) {
     const sentences = answer.sentences || [];
     const numbers = new Map();
-    const list = renderSentences(sentences, byParagraph, numbers);
+    // The answer first; the manual's further qualifying sentences ("detail") after it,
+    // under their own heading, numbered on from the answer's footnotes.
+    const list = renderSentences(sentences.filter((s) => s.role !== 'detail'), byParagraph, numbers);
+    const details = sentences.filter((s) => s.role === 'detail');
+    const detail = details.length ? el('section', { class: 'answer-detail', 'aria-label': 'More from the manual' },
+      el('h4', {}, 'More from the manual'),
+      el('p', { class: 'detail-note' }, 'Further conditions, exceptions and figures from the pages cited, each checked against its source.'),
+      renderSentences(details, byParagraph, numbers)) : null;
     const supported = sentences.filter((s) => s.verdict === 'supported').length;
     const share = typeof answer.faithfulness === 'number' ? Math.round(answer.faithfulness * 100) : null;
     const summary = el('p', { class: 'faithfulness' },
@@ -462,6 +469,7 @@
       el('h3', { class: 'answer-heading' }, 'Answer'),
       summary,
       list,
+      detail,
       numbers.size ? renderSourceList(sentences, byParagraph, numbers) : null);
   }
 

@@ -11,19 +11,24 @@ its paragraph when that scores well too, "This is taxable under ...", a row's he
 note its table points to). Each claim is a verbatim quote citing exactly one paragraph:
 consecutive sentences of one paragraph make one claim; a sentence the 2014 scrape split over
 paragraphs is scored as one but quoted paragraph by paragraph; a heading that states a rule
-("SMP is taxable") is quoted with the id of the paragraph under it. So the answer is grounded by
+("SMP is taxable") is quoted with the id of the paragraph under it. The answer is a budget of
+sentences; the next-best sentences above the same floor follow it as "detail" (up to a word
+budget), so a reader sees the rule first and the conditions and figures after. Grounded by
 construction; verification still checks every claim (services.stages.verification).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 import numpy as np
 
 from shared.config import Settings
+from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
@@ -208,7 +213,8 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_UNITS = 20  # sentences and table rows quoted, counting the context each pulls in
+MAX_UNITS = 20  # sentences and table rows quoted in the answer, counting the context each pulls in
+DETAIL_WORDS = 450  # words of detail quoted after the answer
 PER_PAGE = 4  # sentences chosen on their own score from one page
 LEAD_PAGE_EXTRA = 2  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
@@ -511,7 +517,13 @@ def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
 
 
 def _words(unit: Unit) -> frozenset[str]:
-    return frozenset(t for t in terms(unit.text) if not any(ch.isdigit() for ch in t))
+    return _wordset(unit.text)
+
+
+@lru_cache(maxsize=16384)
+def _wordset(text: str) -> frozenset[str]:
+    """A sentence's terms without its figures (what ``repeats`` compares)."""
+    return frozenset(t for t in terms(text) if not any(ch.isdigit() for ch in t))
 
 
 def repeats(unit: Unit, chosen: list[Unit]) -> bool:
@@ -528,7 +540,11 @@ def repeats(unit: Unit, chosen: list[Unit]) -> bool:
     )
 
 
-def claims_of(chosen: dict[int, Unit]) -> list[DraftSentence]:
+def _word_count(units: Iterable[Unit]) -> int:
+    return sum(len(u.text.split()) for u in units)
+
+
+def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[DraftSentence]:
     """Chosen units (by their place in page order) as claims, each citing exactly one
     paragraph: consecutive sentences of one paragraph make one claim; a sentence the scrape
     split over paragraphs gives one claim per paragraph (its pieces still join the sentences
@@ -544,7 +560,7 @@ def claims_of(chosen: dict[int, Unit]) -> list[DraftSentence]:
             if claims and joinable and plain and contiguous and claims[-1].citations == [paragraph.id]:
                 claims[-1].text += " " + text
             else:
-                claims.append(DraftSentence(text=text, citations=[paragraph.id]))
+                claims.append(DraftSentence(text=text, citations=[paragraph.id], role=role))
             joinable = plain
         previous = i
     return claims
@@ -573,18 +589,29 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     for i in list(chosen):
         for j in context_of(units, i, floor):
             chosen.setdefault(j, units[j])
-    # The budget counts what each sentence brings with it (a list intro's items, a row's
-    # header, a neighbour): one whose context would overrun it gives way to a shorter one.
-    for unit in ranked:
-        if len(chosen) >= MAX_UNITS or unit.score < floor:
-            break
-        i = position[id(unit)]
-        cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
-        if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
-            continue
-        extra = [j for j in context_of(units, i, floor) if j not in chosen]
-        if len(chosen) + 1 + len(extra) <= MAX_UNITS:
-            take(unit)
-            for j in extra:
-                chosen[j] = units[j]
-    return Draft(sentences=claims_of(chosen))
+    def fill(cost: Callable[[list[int]], int], budget: int, spent: int = 0) -> None:
+        """Add the best remaining sentences above the floor, each with its context, while
+        their ``cost`` fits the ``budget``."""
+        for unit in ranked:
+            if unit.score < floor or spent >= budget:
+                break
+            i = position[id(unit)]
+            cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
+            if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
+                continue
+            new = [i, *(j for j in context_of(units, i, floor) if j not in chosen)]
+            if spent + cost(new) <= budget:
+                spent += cost(new)
+                take(unit)
+                for j in new[1:]:
+                    chosen[j] = units[j]
+
+    # The answer: the budget counts what each sentence brings with it (a list intro's items,
+    # a row's header, a neighbour): one whose context would overrun it gives way to a shorter one.
+    fill(len, MAX_UNITS, spent=len(chosen))
+    answer = set(chosen)
+    # Then the detail: the next sentences above the floor, up to a word budget, shown after
+    # the answer (the manual's conditions, exceptions and figures a reader checks next).
+    fill(lambda new: _word_count(units[j] for j in new), DETAIL_WORDS)
+    detail = {i: u for i, u in chosen.items() if i not in answer}
+    return Draft(sentences=claims_of({i: chosen[i] for i in answer}) + claims_of(detail, role="detail"))

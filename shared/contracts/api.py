@@ -8,6 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Verdict = Literal["supported", "partially_supported", "unsupported", "contradicted"]
+# "answer": the sentences that answer the question; "detail": further sentences of the
+# manual that qualify it (conditions, exceptions, figures), shown after the answer.
+ClaimRole = Literal["answer", "detail"]
 RefusalCategory = Literal["out_of_scope", "low_coverage", "conflict", "stale", "malformed"]
 MAX_QUESTION_CHARS = 2000
 
@@ -25,6 +28,7 @@ class Sentence(BaseModel):
     citations: list[str]  # paragraph ids
     verdict: Verdict
     reason: str
+    role: ClaimRole = "answer"
 
 
 class Answer(BaseModel):

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from shared.contracts.api import QuestionResult, Refusal, Sentence, StageTrace
+from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Sentence, StageTrace
 from shared.contracts.corpus import Chunk
 
 HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling"]
@@ -59,6 +59,7 @@ class SelectionResult(BaseModel):
 class DraftSentence(BaseModel):
     text: str
     citations: list[str]  # paragraph ids, only from selected pages
+    role: ClaimRole = "answer"
 
 
 class Draft(BaseModel):

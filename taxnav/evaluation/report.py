@@ -29,9 +29,11 @@ HEADLINE_KEYS = (
     "citation_gold_recall",
     "citation_gold_complete",
     "key_fact_coverage",
+    "key_fact_coverage_answer_part",
     "groundedness",
     "mean_faithfulness",
     "claims_per_answer",
+    "answer_claims_per_answer",
 )
 CHART_NAME = "recall_by_stage.png"
 
@@ -139,7 +141,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     targets = report["targets"]
     for key in HEADLINE_KEYS:
         t = targets.get(key)
-        value = f"{report[key]:.2f}" if key == "claims_per_answer" else _pct(report[key])
+        value = f"{report[key]:.2f}" if key.endswith("claims_per_answer") else _pct(report[key])
         if key == "verdict_accuracy":
             value += f" ({report['correct']}/{report['n_questions']})"
         lines.append(
@@ -221,7 +223,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         expected = q["expect"] if q["expect"] == "answer" else f"refuse: {q['expected_refusal']}"
         actual = "answer" if q["status"] == "answered" else f"refuse: {q['refusal']}"
         claims = "<br>".join(
-            f"{n}. {_cell(c['text'])} [{', '.join(c['citations'])}: {c['verdict']}"
+            f"{n}. {'(detail) ' if c['role'] == 'detail' else ''}{_cell(c['text'])} [{', '.join(c['citations'])}: {c['verdict']}"
             f"{'' if c['grounded'] else '; NOT grounded: ' + ', '.join(c['missing'])}]"
             for n, c in enumerate(q["claims"], start=1)
         ) or _cell(q["refusal_message"])

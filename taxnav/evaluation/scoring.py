@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from shared.contracts.api import QuestionResult, RefusalCategory, Verdict
+from shared.contracts.api import ClaimRole, QuestionResult, RefusalCategory, Verdict
 from shared.contracts.corpus import section_of
 
 CITATIONS_STAGE = "citations"  # the pseudo-stage after the last pipeline stage: the answer's citations
@@ -108,6 +108,7 @@ class ClaimScore(BaseModel):
     reason: str
     grounded: bool
     missing: list[str] = Field(default_factory=list)  # claim facts absent from the cited text
+    role: ClaimRole = "answer"
 
 
 class QuestionOutcome(BaseModel):
@@ -130,6 +131,7 @@ class QuestionOutcome(BaseModel):
     faithfulness: float | None = None
     key_facts_found: list[str]
     key_facts_missing: list[str]
+    key_facts_in_answer_part: list[str] = Field(default_factory=list)  # found before the "detail" sentences
     # missing facts that the selected pages do state (stitching left them out) -- the rest were
     # never in the selected pages (a retrieval or selection miss)
     key_facts_in_selection: list[str] = Field(default_factory=list)
@@ -227,10 +229,12 @@ def score_result(
                 reason=sentence.reason,
                 grounded=grounded,
                 missing=missing,
+                role=sentence.role,
             )
         )
     answer_text = " ".join(s.text for s in sentences)
     found = [f for f in question.key_facts if key_fact_found(f, answer_text)]
+    answer_part = " ".join(s.text for s in sentences if s.role == "answer")
     retrieval_ms = next((t.ms for t in result.trace if t.stage == retrieval_stage), None)
     return QuestionOutcome(
         id=question.id,
@@ -250,6 +254,7 @@ def score_result(
         faithfulness=result.answer.faithfulness if sentences else None,
         key_facts_found=found,
         key_facts_missing=[f for f in question.key_facts if f not in found],
+        key_facts_in_answer_part=[f for f in found if key_fact_found(f, answer_part)],
         latency_ms=latency_ms,
         retrieval_ms=retrieval_ms,
     )
@@ -304,8 +309,10 @@ class VariantMetrics(BaseModel):
     citation_gold_complete: float  # share of gold questions whose citations hold every gold page
     recall_by_stage: dict[str, float]
     answerable_with_gold: int
-    key_fact_coverage: float
+    key_fact_coverage: float  # over the whole answer (its answer and detail sentences)
+    key_fact_coverage_answer_part: float  # over the answer sentences alone
     claims_per_answer: float
+    answer_claims_per_answer: float  # claims of the answer part (the rest are detail)
     verdict_counts: dict[str, int]
     mean_faithfulness: float
     groundedness: float
@@ -346,7 +353,9 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
         recall_by_stage=recall_by_stage,
         answerable_with_gold=len(with_gold),
         key_fact_coverage=_ratio(facts_found, facts_total),
+        key_fact_coverage_answer_part=_ratio(sum(len(o.key_facts_in_answer_part) for o in answerable), facts_total),
         claims_per_answer=len(claims) / len(answered) if answered else 0.0,
+        answer_claims_per_answer=sum(c.role == "answer" for c in claims) / len(answered) if answered else 0.0,
         verdict_counts=dict(sorted(Counter(c.verdict for c in claims).items())),
         mean_faithfulness=statistics.fmean(faithfulness) if faithfulness else 0.0,
         groundedness=_ratio(sum(c.grounded for c in claims), len(claims)),

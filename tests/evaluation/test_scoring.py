@@ -237,6 +237,22 @@ def test_score_result_reads_trace_citations_and_claims():
     assert outcome.retrieval_ms == 3.0 and outcome.faithfulness == 0.5
 
 
+def test_key_facts_of_the_answer_part_are_counted_apart_from_the_detail():
+    sentences = [
+        Sentence(text="Cars get 45p a mile.", citations=["EIM31240#c1.p1"], verdict="supported", reason="ok"),
+        Sentence(text="Above 10,000 miles it is 25p.", citations=["EIM31240#c1.p1"], verdict="supported", reason="ok", role="detail"),
+    ]
+    result = _answered(sentences, [_citation("EIM31240#c1.p1", MILEAGE_ROW)], [])
+    outcome = score_result(_answerable(), result, latency_ms=1.0, facts=checkable_facts)
+    assert outcome.key_facts_found == ["45p", "25p", "10,000"]
+    assert outcome.key_facts_in_answer_part == ["45p"]
+    assert [c.role for c in outcome.claims] == ["answer", "detail"]
+    m = aggregate([outcome], STAGES)
+    assert m.key_fact_coverage == 1.0
+    assert m.key_fact_coverage_answer_part == pytest.approx(1 / 3)
+    assert (m.claims_per_answer, m.answer_claims_per_answer) == (2.0, 1.0)
+
+
 def test_score_result_of_a_refusal():
     question = EvalQuestion(id="R", question="VAT?", expect="refuse", refusal="out_of_scope")
     outcome = score_result(question, _refused("out_of_scope"), latency_ms=1.0, facts=checkable_facts)

@@ -118,6 +118,7 @@ def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation()
     ]
     # sentences of one paragraph that are not next to each other are two claims (a quote stays verbatim)
     assert len(claims_of({0: units[0], 2: units[2]})) == 2
+    assert {c.role for c in claims_of({0: units[0]}, role="detail")} == {"detail"}
 
 
 def test_a_sentence_split_over_paragraphs_is_quoted_paragraph_by_paragraph_one_marker_each() -> None:

@@ -133,6 +133,26 @@ def test_stitching_quotes_only_selected_paragraphs_one_marker_each(slice_setting
     assert "45p" in text  # the current rate row of EIM31240's table
 
 
+def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_settings: Settings) -> None:
+    from services.providers.local import DETAIL_WORDS, MAX_UNITS  # noqa: PLC0415
+
+    state = _state(MILEAGE, slice_settings, "verification")
+    roles = [s.role for s in state.draft.sentences]
+    assert "answer" in roles and "detail" in roles, roles
+    # answer sentences first, then detail; never interleaved
+    assert roles == sorted(roles, key=lambda r: r != "answer")
+    answer = [s for s in state.draft.sentences if s.role == "answer"]
+    detail = [s for s in state.draft.sentences if s.role == "detail"]
+    assert len(answer) <= MAX_UNITS
+    assert sum(len(s.text.split()) for s in detail) <= DETAIL_WORDS
+    # the detail adds sentences the answer does not already quote, from the selected pages
+    assert not {s.text for s in answer} & {s.text for s in detail}
+    allowed = verification.paragraphs_of(state.selection)
+    assert all(s.citations[0] in allowed for s in detail)
+    # verification keeps each claim's role
+    assert [s.role for s in state.verification.sentences] == roles
+
+
 def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Settings) -> None:
     state = _state(MILEAGE, slice_settings, "stitching")
     real = state.draft.sentences[0]

@@ -1,0 +1,80 @@
+"""The answer and, after it, "More from the manual": the local provider's detail sentences
+(role "detail") on the ingested slice, checked against what the API returns for the same
+question."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import Visit, api_result, ask, last_turn
+from tests.browser.test_page import eval_question
+
+pytestmark = pytest.mark.browser
+
+WITH_DETAIL = "D01"  # approved mileage rates: the answer, then more from the pages it cites
+WITHOUT_DETAIL = "D15"  # the annual party: the answer alone
+
+
+def footnote_numbers(sentences: list[dict]) -> list[list[int]]:
+    """Each sentence's footnote numbers, a paragraph numbered at its first citation."""
+    numbers: dict[str, int] = {}
+    return [[numbers.setdefault(pid, len(numbers) + 1) for pid in s["citations"]] for s in sentences]
+
+
+def test_detail_sentences_follow_the_answer_under_their_own_heading(visit: Visit) -> None:
+    question = eval_question(WITH_DETAIL).question
+    expected = api_result(visit.base_url, question)
+    assert expected["status"] == "answered", expected.get("refusal")
+    sentences = expected["answer"]["sentences"]
+    roles = [s["role"] for s in sentences]
+    answer = [s for s in sentences if s["role"] == "answer"]
+    details = [s for s in sentences if s["role"] == "detail"]
+    assert answer and details and roles == ["answer"] * len(answer) + ["detail"] * len(details), roles
+    numbers = footnote_numbers(answer + details)
+    answer_count = len({pid for s in answer for pid in s["citations"]})
+    # A detail sentence cites a paragraph the answer does not: its footnote numbers on.
+    first_new = next(n for ns in numbers[len(answer) :] for n in ns if n > answer_count)
+    assert first_new == answer_count + 1, numbers
+    ask(visit, question)
+
+    turn = last_turn(visit.page)
+    # Each row's text is the sentence then its footnote numbers.
+    shown = [" ".join([s["text"], *map(str, ns)]) for s, ns in zip(answer + details, numbers)]
+    expect(turn.locator(".answer > ol.sentences > .sentence .sentence-text")).to_have_text(shown[: len(answer)])
+    section = turn.locator(".answer > section.answer-detail")
+    expect(section).to_have_count(1)
+    expect(section).to_have_attribute("aria-label", "More from the manual")
+    expect(section.locator("h4")).to_have_text("More from the manual")
+    rows = section.locator("ol.sentences > .sentence")
+    expect(rows.locator(".sentence-text")).to_have_text(shown[len(answer) :])
+    for row, sentence in zip(rows.all(), details):
+        for marker, pid in zip(row.locator("button.fn").all(), sentence["citations"], strict=True):
+            expect(marker).to_have_attribute("data-paragraph", pid)
+    # The detail comes after the answer's list and before the sources.
+    answer_list, detail_box, sources = (turn.locator(s).bounding_box() for s in (".answer > ol.sentences", ".answer-detail", ".answer .sources"))
+    assert answer_list["y"] + answer_list["height"] <= detail_box["y"] < sources["y"], (answer_list, detail_box, sources)
+
+    # The first newly cited paragraph's footnote opens it under its continued number.
+    pid = next(p for s, ns in zip(details, numbers[len(answer) :]) for p, n in zip(s["citations"], ns) if n == first_new)
+    marker = section.locator(f'button.fn[data-paragraph="{pid}"]').first
+    expect(marker).to_have_text(str(first_new))
+    marker.click()
+    expect(visit.page.locator("#source-number")).to_have_text(f"[{first_new}]")
+    citation = next(c for c in expected["citations"] if c["paragraph_id"] == pid)
+    assert visit.page.locator("#source-text").text_content() == citation["text"]
+    visit.page.keyboard.press("Escape")
+    visit.shot("13-answer-detail")
+
+
+def test_an_answer_without_detail_has_no_detail_section(visit: Visit) -> None:
+    question = eval_question(WITHOUT_DETAIL).question
+    expected = api_result(visit.base_url, question)
+    assert expected["status"] == "answered", expected.get("refusal")
+    assert {s["role"] for s in expected["answer"]["sentences"]} == {"answer"}, expected["answer"]["sentences"]
+    ask(visit, question)
+
+    turn = last_turn(visit.page)
+    expect(turn.locator(".answer .sentence")).to_have_count(len(expected["answer"]["sentences"]))
+    expect(turn.locator(".answer-detail")).to_have_count(0)
+    expect(turn).not_to_contain_text("More from the manual")
