@@ -9,9 +9,8 @@ input, so a task whose worker was killed is simply run again by another worker.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import logging
+from functools import lru_cache
 
 from celery import Task
 from celery.signals import worker_ready
@@ -32,15 +31,24 @@ log = logging.getLogger(__name__)
 
 @worker_ready.connect
 def warm_up(sender: object = None, **_: object) -> None:
-    """Load the index (and the embedder on retrieval workers) before the first task."""
-    from shared.index import CorpusIndex  # noqa: PLC0415
-
-    settings = get_settings()
+    """Before the first task, load what this worker's queues would otherwise load on their
+    first question (a couple of seconds): the index; the embedder (retrieval); the chunk
+    vectors and the corpus term statistics (selection and stitching score with both)."""
     consumed = {queue.name for queue in getattr(getattr(sender, "task_consumer", None), "queues", [])}
+    warm_queues(consumed, get_settings())
+
+
+def warm_queues(queues: set[str], settings: Settings) -> None:
+    from services.stages.text import corpus_stats  # noqa: PLC0415
+
     try:
         index = CorpusIndex.open(settings)
-        if "retrieval" in consumed and settings.models.provider == "local":
+        if "retrieval" in queues and settings.models.provider == "local":
             index.embed_query("warm up")
+        if queues & {"selection", "stitching"} and index.chunks:
+            corpus_stats(index)
+            if settings.retrieval.use_vectors:
+                index.chunk_vector(next(iter(index.chunks)))
     except Exception as exc:  # noqa: BLE001  (the first task reports a real problem as a typed error)
         log.warning("warm-up skipped: %s", exc)
 

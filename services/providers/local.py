@@ -247,6 +247,11 @@ _RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|
 _STATES = re.compile(r"\b(?:is|are|isn't|aren't|must|cannot|can|does not|do not|applies|apply|remains?)\b", re.I)
 _ASKS = re.compile(r"^(?:is|are|does|do|how|what|when|which|who|where|why|can|should|example)\b", re.I)
 _NOTE = re.compile(r"^\W*notes?\b", re.I)
+# "See EIM74650 for an overview of ..." / "For details of X see EIM42260": a signpost to
+# another page restates the topic in the question's words but says nothing about it.
+_SIGNPOST = re.compile(r"^(?:see\b|for (?:[\w'\u2019-]+ ){0,12}?see\b)", re.I)
+_PAGE_REF = re.compile(r"\b[A-Z]{2,5} ?\d{4,6}\b")
+SIGNPOST_FACTOR = 0.6
 _SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
 
 
@@ -273,6 +278,11 @@ class Unit:
     @property
     def last_paragraph(self) -> Paragraph:
         return self.parts[-1][0]
+
+
+def is_signpost(sentence: str) -> bool:
+    """Whether a sentence only sends the reader to another page."""
+    return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence))
 
 
 def states_rule(heading: str) -> bool:
@@ -410,16 +420,24 @@ def _is_figure(fact: str) -> bool:
 
 
 def list_items(units: list[Unit], i: int) -> list[int]:
-    """The units of the list a sentence introduces with a colon: the list items after it, and
-    what continues them in lower case ("and not more than 25 per cent ...")."""
+    """The units of the list a sentence introduces with a colon: up to LIST_ITEMS items after
+    it, each whole (an item's later sentences, "This is taxable under Section 225", are part of
+    it), and what continues them in lower case ("and not more than 25 per cent ...")."""
     unit = units[i]
     if unit.row is not None or not unit.text.rstrip().endswith(":"):
         return []
-    out = []
-    for j in range(i + 1, min(len(units), i + 1 + LIST_ITEMS)):
+    out: list[int] = []
+    items = 0
+    for j in range(i + 1, len(units)):
         item = units[j]
-        if item.page_rank != unit.page_rank or item.row is not None or not (item.paragraph.kind == "li" or item.text[:1].islower()):
+        if item.page_rank != unit.page_rank or item.row is not None:
             break
+        if j > i + 1 and item.paragraph.id == units[j - 1].last_paragraph.id:
+            out.append(j)  # the same item goes on
+            continue
+        if items == LIST_ITEMS or not (item.paragraph.kind == "li" or item.text[:1].islower()):
+            break
+        items += 1
         out.append(j)
     return out
 
@@ -473,6 +491,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                     score += LOOKUP_ROW_BONUS
                 if unit.row and names_row(weights, unit.text):
                     score += ROW_LABEL_BONUS
+                if unit.row is None and is_signpost(unit.text):
+                    score *= SIGNPOST_FACTOR
                 unit.score = score
             if rate_question and rank < RATE_TABLE_PAGES:
                 # A rate question on a leading page with a rate table about the question's

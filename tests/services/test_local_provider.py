@@ -86,8 +86,10 @@ from services.providers.local import (  # noqa: E402
     Unit,
     _lookup_date,
     _lookup_numbers,
+    LIST_ITEMS,
     claims_of,
     context_of,
+    is_signpost,
     list_items,
     names_subject,
     repeats,
@@ -160,6 +162,19 @@ def test_a_colon_pulls_in_its_list_even_its_lower_case_continuation() -> None:
     )
     assert [u.text[:5] for u in units] == ["An aw", "it co", "and n", "A new"]
     assert list_items(units, 0) == [1, 2]
+
+
+def test_a_list_item_is_quoted_whole_and_the_item_cap_counts_items_not_sentences() -> None:
+    items = [
+        Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"a payment of \u00a3{n},000. This is taxable under Section {n}.")
+        for n in range(1, 7)
+    ]
+    units = _units(Paragraph(id="EIM1#c0.p0", text="The elements of the payment were:"), *items)
+    assert len(units) == 13  # the intro, then two sentences per item
+    picked = list_items(units, 0)
+    # every item's second sentence comes with it ("This is taxable under Section 3" is part of item 3)
+    assert sorted({units[j].paragraph.id for j in picked}) == [f"EIM1#c0.p{n}" for n in range(1, LIST_ITEMS + 1)]
+    assert len(picked) == 2 * LIST_ITEMS
 
 
 def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_ones() -> None:
@@ -262,3 +277,13 @@ def test_a_row_is_named_by_the_question_when_its_label_is_made_of_the_questions_
     assert names_row(weights, "Car benefit | \u00a32,700 |")
     assert not names_row(weights, "Van benefit | \u00a33,090")  # one label word the question lacks
     assert not names_row(weights, "140 | 20% | 21%")  # a numeric key is the lookup's business
+
+
+def test_a_sentence_that_only_points_to_another_page_is_a_signpost() -> None:
+    assert is_signpost("See EIM74650 for an overview of the state pension lump sum option introduced from 6 April 2005.")
+    assert is_signpost("For details of when remuneration is treated as received see EIM42260.")
+    assert is_signpost("See NIM02200.")
+    # a rule that cites its source, or a sentence that merely mentions seeing, is not
+    assert not is_signpost("The charge is imposed on the person entitled to the lump sum (see EIM74651).")
+    assert not is_signpost("See the table below for the rates.")
+    assert not is_signpost("For cars the rate is 45p a mile, see EIM31240 for the table.")
