@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date, datetime
 
 from shared.contracts.api import Refusal
@@ -25,12 +26,15 @@ from services.stages.text import CorpusStats, checkable_facts, has_negation, ter
 
 # A scheme or rule named by an acronym with at least two capitals ("OpRA", "PSA", "SAYE").
 _ACRONYM = re.compile(r"\b(?=[A-Za-z]*[A-Z][a-z]*[A-Z])[A-Za-z]{2,8}\b")
-# A rule named by its amount: "the £500 exemption", "the £30k tax-free treatment".
+# A rule named by its amount: "the \u00a3500 exemption", "the \u00a330k tax-free treatment", "the
+# \u00a350 trivial benefits exemption" (the words between name what the rule is about).
 _AMOUNT_RULE = re.compile(
-    r"\u00a3\s?\d[\d,.]*\s?k?\b\s+(?:(?:tax[- ]free|tax|annual|yearly|per[- ]\w+)\s+)?"
+    r"\u00a3\s?\d[\d,.]*\s?k?\b\s+((?:[a-z][\w'-]*\s+){0,3}?)"
     r"(?:exemptions?|allowances?|limits?|thresholds?|reliefs?|rules?|treatment|caps?|bands?|disregards?|schemes?)\b",
     re.I,
 )
+# Words that say how a rule applies, not what it is about.
+_GENERIC_RULE_WORDS = frozenset(terms("tax free tax-free annual yearly monthly weekly daily per statutory new old basic general standard flat fixed"))
 
 
 _RULE_NOUNS = r"(?:rules?|scheme|regime|arrangements?|exemption|relief|allowance|charge|legislation|provisions?)"
@@ -46,12 +50,13 @@ def _names_subject(question: str, acronym: str) -> bool:
     )
 
 
-def missing_subjects(question: str, stats: CorpusStats, evidence_text: str) -> list[str]:
+def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str]) -> list[str]:
     """The question's named subjects the manual does not contain.
 
     Acronyms must occur somewhere in the manual; an amount that names a rule must occur in
-    the candidate pages for the question (the manual has many '£500's, but not in the right
-    place).
+    the candidate pages for the question (``evidence``, one text per passage), in a passage
+    about what the rule is named for ("the \u00a350 trivial benefits exemption" needs \u00a350 where
+    trivial benefits are: the manual has many '\u00a350's, but not in the right place).
     """
     missing = []
     for acronym in dict.fromkeys(a for a in _ACRONYM.findall(question) if _names_subject(question, a)):
@@ -60,10 +65,14 @@ def missing_subjects(question: str, stats: CorpusStats, evidence_text: str) -> l
             forms.add(acronym[:-1].lower())  # PSAs -> PSA
         if not forms & stats.vocab:
             missing.append(acronym)
-    named = [(m.group(0), checkable_facts(m.group(0))) for m in _AMOUNT_RULE.finditer(question)]
+    named = list(_AMOUNT_RULE.finditer(question))
     if named:
-        evidence_facts = checkable_facts(evidence_text)
-        missing += [text for text, facts in named if facts and not facts <= evidence_facts]
+        passages = [(checkable_facts(text), set(terms(text))) for text in evidence]
+        for m in named:
+            facts = checkable_facts(m.group(0))
+            about = set(terms(m.group(1))) - _GENERIC_RULE_WORDS
+            if facts and not any(facts <= stated and about <= words_ for stated, words_ in passages):
+                missing.append(m.group(0))
     return missing
 
 

@@ -44,7 +44,7 @@ def _select(state: PipelineState, settings: Settings) -> PipelineState:
         return state
     # every candidate page, not only the kept ones: whether the manual states the amount a
     # question names its rule by should not hang on a close call in selection
-    evidence = "\n".join(c.text for page in state.rollup.pages for c in page.chunks)
+    evidence = [" ".join([*c.heading_path[-2:], c.text]) for page in state.rollup.pages for c in page.chunks]
     missing = refusals.missing_subjects(query.question, corpus_stats(index), evidence)
     if missing:
         state.refusal = refusals.low_coverage(

@@ -108,16 +108,25 @@ STATS = CorpusStats(["Salary sacrifice and PAYE settlement agreements (PSAs).", 
 
 
 def test_missing_subject_acronym_not_in_the_manual() -> None:
-    assert missing_subjects("Under the OpRA rules, how is my car valued?", STATS, "salary sacrifice") == ["OpRA"]
-    assert missing_subjects("Can we use PSAs for this?", STATS, "") == []
-    assert missing_subjects("Explain the ESOP rules for my options", STATS, "") == ["ESOP"]
+    assert missing_subjects("Under the OpRA rules, how is my car valued?", STATS, ["salary sacrifice"]) == ["OpRA"]
+    assert missing_subjects("Can we use PSAs for this?", STATS, []) == []
+    assert missing_subjects("Explain the ESOP rules for my options", STATS, []) == ["ESOP"]
     # mentioned in passing, not the subject of the question
-    assert missing_subjects("Can my employer pay my fees to a body like the ICAEW?", STATS, "") == []
+    assert missing_subjects("Can my employer pay my fees to a body like the ICAEW?", STATS, []) == []
 
 
 def test_missing_subject_amount_named_rule_absent_from_evidence() -> None:
     question = "How does the \u00a3500 tax exemption for medical treatment work?"
-    assert missing_subjects(question, STATS, "Medical treatment provided to employees is taxable.") == ["\u00a3500 tax exemption"]
-    assert missing_subjects(question, STATS, "An exemption of \u00a3500 applies to recommended treatment.") == []
+    assert missing_subjects(question, STATS, ["Medical treatment provided to employees is taxable."]) == ["\u00a3500 tax exemption"]
+    assert missing_subjects(question, STATS, ["An exemption of \u00a3500 applies to recommended treatment."]) == []
     # amounts that describe the asker's own facts are not the subject
-    assert missing_subjects("Our party cost \u00a3160 a head. Is it taxable?", STATS, "the limit is \u00a3150") == []
+    assert missing_subjects("Our party cost \u00a3160 a head. Is it taxable?", STATS, ["the limit is \u00a3150"]) == []
+
+
+def test_an_amount_named_rule_needs_its_amount_where_its_subject_is() -> None:
+    question = "How does the statutory \u00a350 trivial benefits exemption apply to birthday gifts?"
+    elsewhere = ["Long service awards are exempt up to \u00a350 per year of service.", "There is no monetary limit below which a benefit is trivial."]
+    assert missing_subjects(question, STATS, elsewhere) == ["\u00a350 trivial benefits exemption"]
+    assert missing_subjects(question, STATS, [*elsewhere, "Trivial benefits costing up to \u00a350 are exempt."]) == []
+    # words that only say how the rule applies ask for the amount anywhere in the passages
+    assert missing_subjects("Do I get the \u00a330k tax-free treatment?", STATS, ["The first \u00a330,000 is exempt."]) == []
