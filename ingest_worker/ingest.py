@@ -51,7 +51,7 @@ CHUNKS = "chunks.jsonl"
 REFS = "refs.json"
 XREFS = "xrefs.json"
 GRAPH = "graph.json"
-FORMAT = 3  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined)
+FORMAT = 4  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings)
 
 
 class IngestError(RuntimeError):

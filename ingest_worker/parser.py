@@ -44,6 +44,8 @@ CONTINUES = re.compile(
 # when it starts with a capital or a figure (a link "EIM21001", "Chapter 10", "£4,000").
 DANGLING = re.compile(r"(?:(?:^|\W)(?:a|an|the|of|to|in|on|at|by|for|from|with|into|than|per|via|see|See)|\()$")
 STARTS_WORD = re.compile(rf"^(?!{ITEM_LABEL})[\w£$€\"\u201c']")
+HEADING_TAIL_CHARS = 80  # the rest of a split heading is a few words
+SPLIT_HEADING_CHARS = 40  # the scrape wrapped headings at about 50 to 65 characters
 
 
 class Block(BaseModel):
@@ -116,17 +118,40 @@ def _table_text(table: etree._Element) -> str:
     return "\n".join(rows)
 
 
+def _heading_goes_on(heading: str, block: Block) -> bool:
+    """Whether the first <p> under a heading is the rest of it: the scrape split some headings
+    ("Is PAYE due on the cash payment by the overseas" + "intermediary?"), where a long heading
+    wrapped; a short heading followed by a lower-case line is left alone."""
+    return (
+        len(heading) >= SPLIT_HEADING_CHARS
+        and block.kind == "p"
+        and len(block.text) <= HEADING_TAIL_CHARS
+        and not SENTENCE_END.search(heading)
+        and bool(re.match(rf"^(?!{ITEM_LABEL})[a-z]", block.text))
+        and not SENTENCE_END.search(block.text[:-1])  # at most a closing "?" or ":"
+    )
+
+
 class _Walker:
     def __init__(self) -> None:
         self.sections: list[Section] = [Section()]
         self.trail: list[tuple[int, str]] = []  # (level, heading text)
         self.group = 0  # the container being walked
         self.groups = 0
+        self.after_heading = False  # nothing emitted since the last heading
 
     def emit(self, block: Block | None) -> None:
-        if block is not None:
-            block.group = self.group
-            self.sections[-1].blocks.append(block)
+        if block is None:
+            return
+        if self.after_heading and self.trail and _heading_goes_on(self.trail[-1][1], block):
+            level, heading = self.trail[-1]
+            self.trail[-1] = (level, f"{heading} {block.text}")
+            self.sections[-1].headings = [h for _, h in self.trail]
+            self.after_heading = False
+            return
+        self.after_heading = False
+        block.group = self.group
+        self.sections[-1].blocks.append(block)
 
     def heading(self, level: int, element: etree._Element) -> None:
         text = " ".join(clean_text(_inline_text(element))[0].split())
@@ -134,6 +159,7 @@ class _Walker:
             return
         self.trail = [(lvl, h) for lvl, h in self.trail if lvl < level] + [(level, text)]
         self.sections.append(Section(headings=[h for _, h in self.trail]))
+        self.after_heading = True
 
     def enter(self) -> int:
         """Start a new container group; returns the enclosing one to restore."""

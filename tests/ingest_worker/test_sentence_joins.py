@@ -109,3 +109,28 @@ def test_edge_cases(html: str, expected: list[str]) -> None:
 def test_joined_fragments_keep_their_links_in_order() -> None:
     (section,) = parse_body("<p>charges arise (see <a href='/a'>A</a>) on the</p><p>cover (see <a href='/b'>B</a>).</p>")
     assert [(b.text, b.hrefs) for b in section.blocks] == [("charges arise (see A) on the cover (see B).", ["/a", "/b"])]
+
+
+def test_a_heading_the_scrape_split_is_joined_with_its_tail(corpus_dir: Path) -> None:
+    headings = [s.headings[-1] for s in parse_body(json.loads((corpus_dir / EIM / "eim11819.json").read_text())["details"]["body"]) if s.headings]
+    assert "Is PAYE due on the cash payment by the overseas intermediary?" in headings
+    build = chunks_of(corpus_dir, "EIM31230")
+    assert "The approved amount for mileage allowance payments (the approved amount)" in [c.heading_path[-1] for c in build.chunks]
+    # the tail is not left behind as a paragraph
+    assert not any(p.text == "approved amount)" for c in build.chunks for p in c.paragraphs)
+
+
+@pytest.mark.parametrize(
+    "html, heading, first",
+    [
+        ("<h3>Liability on the alternative precise method</h3><p>a) Car loan</p>", "Liability on the alternative precise method", "a) Car loan"),
+        ("<h3>Is PAYE due?</h3><p>yes, on the whole payment.</p>", "Is PAYE due?", "yes, on the whole payment."),
+        ("<h3>Travel</h3><p>the employee may deduct the full cost of business travel in the performance of the duties of the employment.</p>",
+         "Travel", "the employee may deduct the full cost of business travel in the performance of the duties of the employment."),
+        ("<h3>Cars</h3><p>Cars are taxed.</p><p>available to family</p>", "Cars", "Cars are taxed."),
+    ],
+)
+def test_what_follows_a_heading_is_not_taken_for_its_tail(html: str, heading: str, first: str) -> None:
+    section = [s for s in parse_body(html) if s.headings][0]
+    assert section.headings[-1] == heading
+    assert section.blocks[0].text == first
