@@ -34,11 +34,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import redis
+
     from ingest_worker.crawler import list_manuals
     from ingest_worker.ingest import IngestError
     from ingest_worker.runs import RunStart, recorded_ingest
+    from ingest_worker.tasks import locked_recorded_ingest
     from shared.config import get_settings
     from shared.embeddings import EmbeddingError
+    from shared.stores import uses_servers
     from shared.stores.bm25 import Bm25Error
     from shared.stores.vectors import VectorStoreError
 
@@ -61,12 +65,19 @@ def run(args: argparse.Namespace) -> int:
             return 2
     summaries = []
     status = 0
+    # Shared OpenSearch/Qdrant servers may be written from several machines: take the
+    # manual's Redis lock as scheduled runs do (the data dir's file lock is always taken).
+    ingest = locked_recorded_ingest if uses_servers(settings) else recorded_ingest
     for manual in manuals:
         start = RunStart(manual=manual, source=source, trigger="cli")
-        try:  # every run, ok or failed, lands in <data_dir>/ingest_runs.jsonl
-            _, summary = recorded_ingest(settings, start, limit=args.limit, progress=not args.no_progress and not args.json)
-        except expected as exc:
+        try:  # every run, ok, failed or refused, lands in <data_dir>/ingest_runs.jsonl
+            run, summary = ingest(settings, start, limit=args.limit, progress=not args.no_progress and not args.json)
+        except (*expected, redis.exceptions.RedisError) as exc:
             print(f"taxnav ingest: {manual}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        if summary is None:
+            print(f"taxnav ingest: {manual}: {run.message}", file=sys.stderr)
             status = 1
             continue
         summaries.append(summary)

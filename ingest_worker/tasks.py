@@ -7,7 +7,9 @@
 Beat enqueues one run per manual in ``settings.ingest.manuals`` at ``settings.ingest.
 schedule_cron`` (UTC). A run takes a per-manual Redis lock first: a run started while another
 holds it is refused, not queued behind it, and every run (ok, failed, refused) is recorded in
-``<data_dir>/ingest_runs.jsonl`` (ingest_worker/runs.py).
+``<data_dir>/ingest_runs.jsonl`` (ingest_worker/runs.py). ``taxnav ingest`` takes the same
+lock when the stores are servers (several machines may write to them); every run also holds
+the data directory's file lock (ingest_worker/ingest.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import redis
 from celery.schedules import crontab
 
+from ingest_worker.ingest import IngestSummary
 from ingest_worker.runs import IngestRun, RunStart, RunTrigger, recorded_ingest
 from shared.celery_app import INGEST_QUEUE, INGEST_TASK, celery_app
 from shared.config import Settings, get_settings
@@ -99,6 +102,13 @@ def run_locked_ingest(
     as failed and its exception re-raised. ``ingest_options`` go to ``run_ingest`` (limit, sections).
     """
     start = RunStart(manual=manual, source=source or settings.ingest.source, trigger=trigger)
+    return locked_recorded_ingest(settings, start, **ingest_options)[0]
+
+
+def locked_recorded_ingest(settings: Settings, start: RunStart, **ingest_options: object) -> tuple[IngestRun, IngestSummary | None]:
+    """``recorded_ingest`` under the manual's Redis lock; (the refused run, None) when another
+    run, on any machine, holds it."""
+    manual = start.manual
     holder = f"{start.run_id} {socket.gethostname()}"
     client = redis.Redis.from_url(settings.redis_url)
     lock = client.lock(lock_key(settings, manual), timeout=settings.ingest.lock_ttl_s, thread_local=False)
@@ -107,17 +117,17 @@ def run_locked_ingest(
         busy = other.decode() if other else "another run"
         run = start.finish(settings.data_dir, "refused", f"an ingest of {manual} is already in progress (run {busy}); not started twice")
         log.warning("ingest run %s refused: %s", start.run_id, run.message)
-        return run
+        return run, None
     try:
         with _LockKeeper(lock, settings.ingest.lock_ttl_s):
-            run, _ = recorded_ingest(settings, start, **ingest_options)
+            run, summary = recorded_ingest(settings, start, **ingest_options)
     finally:
         try:
             lock.release()
         except redis.exceptions.LockError:
             log.error("ingest lock %s had expired before run %s ended", lock.name, start.run_id)
     log.info("ingest run %s of %s: %d pages, %d changed", run.run_id, manual, run.pages, len(run.changed_pages))
-    return run
+    return run, summary
 
 
 @celery_app.task(name=TASK_NAME, acks_late=False)

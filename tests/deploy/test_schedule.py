@@ -133,3 +133,26 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def test_a_cli_ingest_into_shared_servers_takes_the_lock_too(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from taxnav import cli  # noqa: PLC0415
+
+    client = redis.Redis.from_url(REDIS_URL)
+    held = client.lock(lock_key(settings, MANUAL), timeout=30)
+    assert held.acquire(blocking=False, token="run-elsewhere host-b")
+    monkeypatch.setenv("TAXNAV_REDIS_URL", REDIS_URL)
+    monkeypatch.setenv("TAXNAV_CELERY__KEY_PREFIX", settings.celery.key_prefix)
+    monkeypatch.setenv("TAXNAV_STORES__BACKEND", "servers")  # OpenSearch/Qdrant several machines write to
+    monkeypatch.setenv("TAXNAV_DATA_DIR", str(settings.data_dir))  # cli.main sets it; restored after the test
+    try:
+        # refused before any store or source is touched (neither exists here)
+        assert cli.main(["ingest", "--data-dir", str(settings.data_dir), "--source", "http://127.0.0.1:9", "--no-progress"]) == 1
+    finally:
+        from shared.config import get_settings  # noqa: PLC0415
+
+        get_settings.cache_clear()  # the next caller reads the restored environment
+    assert "already in progress (run run-elsewhere host-b)" in capsys.readouterr().err
+    assert [r.status for r in read_runs(settings.data_dir)] == ["refused"]
+    assert read_runs(settings.data_dir)[0].trigger == "cli"
+    held.release()
