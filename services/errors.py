@@ -43,7 +43,15 @@ class ProviderError(PipelineError):
     http_status = 502
 
 
-_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, Unavailable, ProviderError)}
+class IndexChanged(PipelineError):
+    """An ingest swapped the index generation while the question was between two workers:
+    the chunks it names may no longer be the ones it was ranked on. Asking again works."""
+
+    kind = "index_changed"
+    http_status = 503
+
+
+_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, Unavailable, ProviderError, IndexChanged)}
 
 
 def as_info(exc: BaseException) -> ErrorInfo:

@@ -20,6 +20,7 @@ from services.errors import as_info
 from services.pipeline import STAGES
 from services.results import QuestionEvent, RedisStore, stage_event
 from services.stages.retrieval import remember_vector
+from services.wire import WireState, encode, rebuild
 from shared.celery_app import STAGE_QUEUES, celery_app, stage_task_name
 from shared.config import Settings, get_settings
 from shared.contracts.pipeline import PipelineState
@@ -69,19 +70,22 @@ def remember_envelope_vector(state: PipelineState, settings: Settings) -> None:
 def run_queue(queue: str, state_json: str) -> str:
     settings = get_settings()
     store = _store()
-    state = PipelineState.model_validate_json(state_json)
-    qid = state.query.id
+    # Page bundles travel as chunk ids (services/wire.py): the query id is read first, so
+    # that chunks missing from this worker's index are recorded as the question's error.
+    arrived = WireState.model_validate_json(state_json)
+    qid = arrived.query.id
     try:
+        state = rebuild(arrived, settings)
         remember_envelope_vector(state, settings)
         stages = [stage for stage in STAGES if stage.queue == queue]
         state = run_stages(stages, state, settings, lambda trace: store.add(qid, stage_event(trace)))
         if queue == stage_queues()[-1]:
             finish_to_store(state, settings, store)
+        return encode(state, settings)
     except Exception as exc:
         # The chain stops here: record the typed error so the client does not wait it out.
         store.add(qid, QuestionEvent(kind="error", error=as_info(exc)))
         raise
-    return state.model_dump_json()
 
 
 def _make_task(queue: str) -> Task:

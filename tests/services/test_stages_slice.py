@@ -26,7 +26,7 @@ def _variant(settings: Settings, **sections: dict) -> Settings:
     return settings.model_copy(update=update)
 
 
-def _state(question: str, settings: Settings, upto: str) -> PipelineState:
+def state_after(question: str, settings: Settings, upto: str) -> PipelineState:
     state = new_state(QuestionRequest(question=question), settings)
     for stage in STAGES:
         state = run_stage(stage, state, settings)
@@ -64,7 +64,7 @@ def test_retrieval_single_list_variants(slice_settings: Settings, flag: str, sou
 
 
 def test_expansion_neighbours_rank_strictly_below_their_source(slice_settings: Settings) -> None:
-    state = _state(VAN, slice_settings, "retrieval")
+    state = state_after(VAN, slice_settings, "retrieval")
     expanded = expansion.expand(state.query, state.retrieval, slice_settings)
     hits = {h.chunk_id: h for h in state.retrieval.hits}
     neighbours = [h for h in expanded.hits if h.chunk_id not in hits]
@@ -82,13 +82,13 @@ def test_expansion_neighbours_rank_strictly_below_their_source(slice_settings: S
 
 
 def test_expansion_off_returns_the_hits(slice_settings: Settings) -> None:
-    state = _state(VAN, slice_settings, "retrieval")
+    state = state_after(VAN, slice_settings, "retrieval")
     settings = _variant(slice_settings, expansion={"enabled": False})
     assert expansion.expand(state.query, state.retrieval, settings).hits == state.retrieval.hits
 
 
 def test_rollup_whole_page_best_chunk_first_and_hit_only_variant(slice_settings: Settings) -> None:
-    state = _state(MILEAGE, slice_settings, "expansion")
+    state = state_after(MILEAGE, slice_settings, "expansion")
     index = CorpusIndex.open(slice_settings)
     scores = {h.chunk_id: h.score for h in state.expansion.hits}
     whole = rollup.rollup(state.query, state.expansion, slice_settings)
@@ -107,9 +107,9 @@ def test_rollup_whole_page_best_chunk_first_and_hit_only_variant(slice_settings:
 
 
 def test_recall_greedy_keeps_the_rate_table_and_strict_keeps_fewer(slice_settings: Settings) -> None:
-    greedy = _state(MILEAGE, slice_settings, "selection")
+    greedy = state_after(MILEAGE, slice_settings, "selection")
     strict_settings = _variant(slice_settings, selection={"strategy": "strict"})
-    strict = _state(MILEAGE, strict_settings, "selection")
+    strict = state_after(MILEAGE, strict_settings, "selection")
     kept = [p.section_id for p in greedy.selection.pages]
     assert "EIM31240" in kept  # the statutory rate table answers a rate question
     assert strict.selection.pages and len(strict.selection.pages) < len(kept)
@@ -120,7 +120,7 @@ def test_recall_greedy_keeps_the_rate_table_and_strict_keeps_fewer(slice_setting
 
 
 def test_stitching_quotes_only_selected_paragraphs_one_marker_each(slice_settings: Settings) -> None:
-    state = _state(MILEAGE, slice_settings, "stitching")
+    state = state_after(MILEAGE, slice_settings, "stitching")
     allowed = verification.paragraphs_of(state.selection)
     headings = verification.headings_of(state.selection)
     assert state.draft.sentences
@@ -136,7 +136,7 @@ def test_stitching_quotes_only_selected_paragraphs_one_marker_each(slice_setting
 def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_settings: Settings) -> None:
     from services.providers.local import DETAIL_WORDS, MAX_UNITS  # noqa: PLC0415
 
-    state = _state(MILEAGE, slice_settings, "verification")
+    state = state_after(MILEAGE, slice_settings, "verification")
     roles = [s.role for s in state.draft.sentences]
     assert "answer" in roles and "detail" in roles, roles
     # answer sentences first, then detail; never interleaved
@@ -154,7 +154,7 @@ def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_
 
 
 def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Settings) -> None:
-    state = _state(MILEAGE, slice_settings, "stitching")
+    state = state_after(MILEAGE, slice_settings, "stitching")
     real = state.draft.sentences[0]
     state.draft = Draft(
         sentences=[
@@ -173,7 +173,7 @@ def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Set
 
 
 def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings) -> None:
-    state = _state(MILEAGE, slice_settings, "selection")
+    state = state_after(MILEAGE, slice_settings, "selection")
     state.selection = state.selection.model_copy(deep=True)  # the pages hold the index's own chunks
     first, second = state.selection.pages[0], state.selection.pages[1]
     a = first.chunks[0].paragraphs[0]
@@ -232,7 +232,7 @@ def test_refusals_end_to_end(slice_settings: Settings, question: str, category: 
 
 
 def test_candidate_ids_per_stage(slice_settings: Settings) -> None:
-    state = _state(MILEAGE, slice_settings, "verification")
+    state = state_after(MILEAGE, slice_settings, "verification")
     assert all("#" in c for c in candidate_ids("retrieval", state))
     assert all("#" not in s for s in candidate_ids("selection", state))
     assert all(".p" in c for c in candidate_ids("verification", state))
@@ -240,7 +240,7 @@ def test_candidate_ids_per_stage(slice_settings: Settings) -> None:
 
 
 def test_finish_refuses_an_unfinished_state(slice_settings: Settings) -> None:
-    state = _state(MILEAGE, slice_settings, "selection")
+    state = state_after(MILEAGE, slice_settings, "selection")
     with pytest.raises(ValueError):
         finish(state, slice_settings)
 
@@ -295,7 +295,7 @@ def test_cocitation_brings_a_page_several_candidates_link_to(slice_settings: Set
 
 
 def test_selection_leaves_the_candidates_ids_but_not_their_texts(slice_settings: Settings) -> None:
-    before = _state(MILEAGE, slice_settings, "rollup")
+    before = state_after(MILEAGE, slice_settings, "rollup")
     ids = [p.section_id for p in before.rollup.pages]
     after = run_stage(STAGES[3], before.model_copy(deep=True), slice_settings)
     assert [p.section_id for p in after.rollup.pages] == ids and not any(p.chunks for p in after.rollup.pages)
