@@ -59,6 +59,7 @@ MIN_SIMILARITY_TIED = 0.38
 KEEP_RATIO = 0.72  # recall-greedy keeps pages within this share of the best page
 LINKED_RATIO = 0.55  # a page the kept pages link to needs less
 STRICT_RATIO = 0.92
+PART_RATIO = 0.7  # a page kept for one part of the question needs this share of the best page
 VECTOR_WEIGHT = 0.5
 AUTHORITY_WEIGHT = 0.15
 TITLE_WEIGHT = 0.2  # the manual's page titles name the rule a page states
@@ -169,6 +170,38 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     return out
 
 
+_INTERROGATIVE = r"(?:is|are|can|could|do|does|did|how|what|when|which|who|will|would|should|roughly|must)"
+_PART_SPLIT = re.compile(rf",?\s+(?:and|or)\s+(?={_INTERROGATIVE}\b)|,\s+(?={_INTERROGATIVE}\b)", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate things a question asks: its question sentences, split where a clause
+    starting with an interrogative is joined on ("..., and is there a deadline?")."""
+    asks = [s for s in re.split(r"(?<=[.?!])\s+", question.strip()) if s.rstrip().endswith("?")]
+    return [p for a in asks for p in _PART_SPLIT.split(a) if p.strip()]
+
+
+def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
+    """A question in parts ("how is it worked out, and what rate applies for 2014-15?") needs
+    a page for each: of the candidates, the one that best covers each part's own words."""
+    parts = question_parts(query.question)
+    if len(parts) < 2 or not candidates:
+        return []
+    index = CorpusIndex.open(settings, query.manual)
+    stats = corpus_stats(index)
+    out = []
+    for part in parts:
+        weights = _weights(part, stats)
+        if weights:
+            out.append(max(candidates, key=lambda s: coverage(weights, _page_terms(s.bundle)) + TITLE_WEIGHT * coverage(weights, set(terms(_title(index, s))))))
+    return out
+
+
+def _title(index: CorpusIndex, score: PageScore) -> str:
+    page = index.pages.get(score.bundle.section_id)
+    return page.title if page else ""
+
+
 def similarity_floor(question: str) -> float:
     """The cosine the best chunk needs for the question to be on topic at all."""
     return MIN_SIMILARITY_TIED if employment_tie(question) else MIN_SIMILARITY
@@ -204,6 +237,9 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
                 kept.append(s)
                 kept_ids.add(s.bundle.section_id)
         kept = sorted(kept, key=lambda s: -s.relevance)[:MAX_PAGES]
+        for top in part_pages(query, [s for s in by_rel if s.relevance >= PART_RATIO * best], settings):
+            if top not in kept:
+                kept = [*kept[: MAX_PAGES - 1], top] if len(kept) >= MAX_PAGES else [*kept, top]
     kept_ids = {s.bundle.section_id for s in kept}
     return SelectionResult(
         pages=[s.bundle for s in kept],

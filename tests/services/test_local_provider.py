@@ -88,6 +88,7 @@ from services.providers.local import (  # noqa: E402
     _lookup_numbers,
     LIST_ITEMS,
     claims_of,
+    question_parts,
     context_of,
     is_signpost,
     list_items,
@@ -295,3 +296,12 @@ def test_a_sentence_that_only_points_to_another_page_is_a_signpost() -> None:
     assert not is_signpost("The charge is imposed on the person entitled to the lump sum (see EIM74651).")
     assert not is_signpost("See the table below for the rates.")
     assert not is_signpost("For cars the rate is 45p a mile, see EIM31240 for the table.")
+
+
+def test_a_question_is_split_into_the_things_it_asks() -> None:
+    assert question_parts("I moved house. How much is tax-free, and is there a deadline?") == ["How much is tax-free", "is there a deadline?"]
+    assert question_parts("How is it worked out, what rate applies for 2014-15?") == ["How is it worked out", "what rate applies for 2014-15?"]
+    assert question_parts("Is it taxable? Can I claim relief?") == ["Is it taxable?", "Can I claim relief?"]
+    # "and" joining two nouns, or a statement, is not a second question
+    assert question_parts("Are heating and lighting taxable?") == ["Are heating and lighting taxable?"]
+    assert question_parts("My employer pays for it.") == []

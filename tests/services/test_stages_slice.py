@@ -14,7 +14,7 @@ from services.stages.verification import check_claim
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.corpus import section_of
-from shared.contracts.pipeline import Draft, DraftSentence, PipelineState, Query, ScoredChunk
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult, ScoredChunk
 from shared.index import CorpusIndex
 
 MILEAGE = "How much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
@@ -114,6 +114,29 @@ def test_recall_greedy_keeps_the_rate_table_and_strict_keeps_fewer(slice_setting
     assert "EIM31240" in kept  # the statutory rate table answers a rate question
     assert strict.selection.pages and len(strict.selection.pages) < len(kept)
     assert set(greedy.selection.dropped).isdisjoint(kept)
+
+
+def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.providers import local  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings)
+    question = "Can my employer repay my business motoring costs in my own car tax-free, and is a works van taxable?"
+    mileage = ["EIM31240", "EIM31210", "EIM31230"]
+    bundles = {sid: PageBundle(section_id=sid, score=1.0, chunks=index.page_chunks(sid)) for sid in [*mileage, "EIM22790", "EIM01500"]}
+    # The mileage pages lead; the van page is just below the recall-greedy margin, the long
+    # service page well below it (relevances as selection would have scored them).
+    relevance = dict.fromkeys(mileage, 1.0) | {"EIM22790": 0.71, "EIM01500": 0.5}
+    monkeypatch.setattr(
+        local, "score_pages", lambda query, rollup, settings: [local.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
+    )
+    query = Query(id="q", question=question, manual=slice_settings.manual)
+    rollup_result = RollupResult(pages=list(bundles.values()))
+    assert local.question_parts(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
+    kept = [p.section_id for p in local.select(query, rollup_result, slice_settings).pages]
+    assert "EIM22790" in kept and "EIM01500" not in kept  # the van part's page; not a page below PART_RATIO
+    # asked as one thing, the same scores keep the mileage pages only
+    one_part = query.model_copy(update={"question": "Can my employer repay my business motoring costs in my own car or a works van tax-free?"})
+    assert [p.section_id for p in local.select(one_part, rollup_result, slice_settings).pages] == mileage
 
 
 # ---- stitching and verification -----------------------------------------------------------
