@@ -509,7 +509,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
             lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
-                own_terms = terms(unit.text)
+                own_terms = terms(text)  # a list intro is scored, and length-normalised, with its items
                 own = set(terms(text))
                 norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
                 lexical = coverage(weights, own) * norm + CONTEXT_WEIGHT * coverage(weights, context - own)
@@ -545,10 +545,23 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     return out
 
 
+def list_intro(units: list[Unit], i: int) -> int | None:
+    """The sentence that introduces the list a list item belongs to ("The key features of the
+    exemption are:"), when the item is one of the list's first LIST_ITEMS items."""
+    for j in range(i - 1, -1, -1):
+        if units[j].page_rank != units[i].page_rank or units[j].row is not None:
+            return None
+        if units[j].text.rstrip().endswith(":"):
+            return j if i in list_items(units, j) else None
+        if not (units[j].paragraph.kind == "li" or units[j].text[:1].islower() or units[j].paragraph.id == units[j + 1].paragraph.id):
+            return None
+    return None
+
+
 def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
     """The units a chosen unit needs beside it to be read right: the list a colon
-    introduces, an anaphoric or strongly scoring neighbour in its paragraph, a table row's
-    header and the note the table refers to."""
+    introduces, the sentence that introduces a list item, an anaphoric or strongly scoring
+    neighbour in its paragraph, a table row's header and the note the table refers to."""
     unit, out = units[i], []
     if unit.row is not None:
         if unit.row:
@@ -559,6 +572,9 @@ def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
             out += [j for j in later if units[j].page_rank == unit.page_rank and _NOTE.match(units[j].text)][:1]
         return out
     out += list_items(units, i)
+    intro = list_intro(units, i) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
+    if intro is not None:
+        out.append(intro)
     for j in (i - 1, i + 1):
         if not 0 <= j < len(units) or units[j].row is not None:
             continue

@@ -88,6 +88,7 @@ from services.providers.local import (  # noqa: E402
     _lookup_numbers,
     LIST_ITEMS,
     claims_of,
+    list_intro,
     question_parts,
     context_of,
     is_signpost,
@@ -184,6 +185,18 @@ def test_a_list_item_is_quoted_whole_and_the_item_cap_counts_items_not_sentences
     # every item's second sentence comes with it ("This is taxable under Section 3" is part of item 3)
     assert sorted({units[j].paragraph.id for j in picked}) == [f"EIM1#c0.p{n}" for n in range(1, LIST_ITEMS + 1)]
     assert len(picked) == 2 * LIST_ITEMS
+
+
+def test_a_list_item_is_quoted_with_the_sentence_that_introduces_its_list() -> None:
+    units = _units(
+        Paragraph(id="EIM1#c0.p0", text="The key features of the exemption are:"),
+        *[Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"feature number {n}") for n in range(1, LIST_ITEMS + 3)],
+        Paragraph(id="EIM1#c0.p9", text="A new rule. It stands alone."),
+    )
+    assert list_intro(units, 2) == 0 and 0 in context_of(units, 2, floor=1.0)
+    assert list_intro(units, LIST_ITEMS + 1) is None  # past the items the intro quotes
+    assert list_intro(units, len(units) - 1) is None  # not a list item
+    assert list_intro(units, 0) is None
 
 
 def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_ones() -> None:
