@@ -251,6 +251,7 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 MAX_UNITS = 20  # sentences and table rows quoted in the answer, counting the context each pulls in
 DETAIL_WORDS = 450  # words of detail quoted after the answer
+DETAIL_PER_PAGE = 6  # the detail may say more of one page than the answer (a one-page answer has its conditions there)
 PER_PAGE = 4  # sentences chosen on their own score from one page
 LEAD_PAGE_EXTRA = 2  # the best page may give more
 LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
@@ -663,14 +664,14 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     for i in list(chosen):
         for j in context_of(units, i, floor):
             chosen.setdefault(j, units[j])
-    def fill(cost: Callable[[list[int]], int], budget: int, spent: int = 0) -> None:
+    def fill(cost: Callable[[list[int]], int], budget: int, spent: int = 0, page_cap: int = PER_PAGE) -> None:
         """Add the best remaining sentences above the floor, each with its context, while
-        their ``cost`` fits the ``budget``."""
+        their ``cost`` fits the ``budget`` (and at most ``page_cap`` of them from one page)."""
         for unit in ranked:
             if unit.score < floor or spent >= budget:
                 break
             i = position[id(unit)]
-            cap = PER_PAGE + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
+            cap = page_cap + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
             if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
                 continue
             new = [i, *(j for j in context_of(units, i, floor) if j not in chosen)]
@@ -686,7 +687,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     answer = set(chosen)
     # Then the detail: the next sentences above the floor, up to a word budget, shown after
     # the answer (the manual's conditions, exceptions and figures a reader checks next).
-    fill(lambda new: _word_count(units[j] for j in new), DETAIL_WORDS)
+    fill(lambda new: _word_count(units[j] for j in new), DETAIL_WORDS, page_cap=DETAIL_PER_PAGE)
     detail = {i: u for i, u in chosen.items() if i not in answer}
     # The page with the best sentence leads the answer (selection ranks pages on the whole
     # page; a reader starts with the page that says the most about the question).
