@@ -617,17 +617,16 @@ def _word_count(units: Iterable[Unit]) -> int:
     return sum(len(u.text.split()) for u in units)
 
 
-def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer", page_order: dict[int, int] | None = None) -> list[DraftSentence]:
-    """Chosen units as claims, page by page (in ``page_order`` when given, else selection
-    order) and in the page's own order within it, each citing exactly one paragraph:
-    consecutive sentences of one paragraph make one claim; a sentence the scrape split over
-    paragraphs gives one claim per paragraph (its pieces still join the sentences next to
-    them in their own paragraphs); table rows and headings stay one claim each."""
+def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[DraftSentence]:
+    """Chosen units (by their place in page order: pages as selection ranked them) as claims,
+    each citing exactly one paragraph: consecutive sentences of one paragraph make one claim;
+    a sentence the scrape split over paragraphs gives one claim per paragraph (its pieces
+    still join the sentences next to them in their own paragraphs); table rows and headings
+    stay one claim each."""
     claims: list[DraftSentence] = []
     previous: int | None = None
     joinable = False  # whether the last claim may take the next piece
-    place = page_order or {}
-    for i in sorted(chosen, key=lambda i: (place.get(chosen[i].page_rank, chosen[i].page_rank), i)):
+    for i in sorted(chosen):
         unit = chosen[i]
         for k, (paragraph, text) in enumerate(unit.parts):
             plain = unit.row is None and not unit.heading
@@ -689,12 +688,4 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     # the answer (the manual's conditions, exceptions and figures a reader checks next).
     fill(lambda new: _word_count(units[j] for j in new), DETAIL_WORDS, page_cap=DETAIL_PER_PAGE)
     detail = {i: u for i, u in chosen.items() if i not in answer}
-    # The page with the best sentence leads the answer (selection ranks pages on the whole
-    # page; a reader starts with the page that says the most about the question).
-    best: dict[int, float] = {}
-    for unit in units:
-        best[unit.page_rank] = max(best.get(unit.page_rank, 0.0), unit.score)
-    page_order = {rank: n for n, rank in enumerate(sorted(best, key=lambda r: (-best[r], r)))}
-    return Draft(
-        sentences=claims_of({i: chosen[i] for i in answer}, page_order=page_order) + claims_of(detail, role="detail", page_order=page_order)
-    )
+    return Draft(sentences=claims_of({i: chosen[i] for i in answer}) + claims_of(detail, role="detail"))

@@ -125,14 +125,6 @@ def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation()
     assert {c.role for c in claims_of({0: units[0]}, role="detail")} == {"detail"}
 
 
-def test_claims_go_page_by_page_in_the_order_given_and_in_page_order_within_a_page() -> None:
-    first = _units(Paragraph(id="EIM1#c0.p0", text="One. Two."), page_rank=0)
-    second = _units(Paragraph(id="EIM1#c0.p1", text="Three."), page_rank=1)
-    chosen = {0: first[0], 1: first[1], 2: second[0]}
-    assert [c.text for c in claims_of(chosen)] == ["One. Two.", "Three."]
-    assert [c.text for c in claims_of(chosen, page_order={1: 0, 0: 1})] == ["Three.", "One. Two."]
-
-
 def test_a_sentence_split_over_paragraphs_is_quoted_paragraph_by_paragraph_one_marker_each() -> None:
     units = _units(
         Paragraph(id="EIM1#c0.p0", text="The rule is old. SMP is not a social security benefit but replacement earnings"),
