@@ -13,7 +13,7 @@ from tests.browser.test_page import eval_question
 pytestmark = pytest.mark.browser
 
 WITH_DETAIL = "D01"  # approved mileage rates: the answer, then more from the pages it cites
-WITHOUT_DETAIL = "D15"  # the annual party: the answer alone
+# (an answer without detail, from the mistral provider: tests/browser/test_verdicts.py)
 
 
 def footnote_numbers(sentences: list[dict]) -> list[list[int]]:
@@ -65,16 +65,3 @@ def test_detail_sentences_follow_the_answer_under_their_own_heading(visit: Visit
     assert visit.page.locator("#source-text").text_content() == citation["text"]
     visit.page.keyboard.press("Escape")
     visit.shot("13-answer-detail")
-
-
-def test_an_answer_without_detail_has_no_detail_section(visit: Visit) -> None:
-    question = eval_question(WITHOUT_DETAIL).question
-    expected = api_result(visit.base_url, question)
-    assert expected["status"] == "answered", expected.get("refusal")
-    assert {s["role"] for s in expected["answer"]["sentences"]} == {"answer"}, expected["answer"]["sentences"]
-    ask(visit, question)
-
-    turn = last_turn(visit.page)
-    expect(turn.locator(".answer .sentence")).to_have_count(len(expected["answer"]["sentences"]))
-    expect(turn.locator(".answer-detail")).to_have_count(0)
-    expect(turn).not_to_contain_text("More from the manual")

@@ -89,10 +89,14 @@ def test_each_verdict_is_marked_and_partial_never_looks_supported(visit: Visit) 
     assert expected["status"] == "answered", expected.get("refusal")
     verdicts = [s["verdict"] for s in expected["answer"]["sentences"]]
     assert verdicts == VERDICTS, verdicts
+    assert {s["role"] for s in expected["answer"]["sentences"]} == {"answer"}  # the model writes no detail part
     ask(visit, QUESTION)
 
     rows = last_turn(page).locator(".sentence")
     expect(rows).to_have_count(len(VERDICTS))
+    # an answer without detail sentences has no "More from the manual" section
+    expect(last_turn(page).locator(".answer-detail")).to_have_count(0)
+    expect(last_turn(page)).not_to_contain_text("More from the manual")
     for row, sentence in zip(rows.all(), expected["answer"]["sentences"]):
         expect(row).to_have_class(re.compile(rf"\bverdict-{sentence['verdict']}\b"))
         expect(row.locator(".reason")).to_have_text(sentence["reason"])
