@@ -26,8 +26,8 @@ from services.stages.text import CorpusStats, checkable_facts, has_negation, ter
 
 # A scheme or rule named by an acronym with at least two capitals ("OpRA", "PSA", "SAYE").
 _ACRONYM = re.compile(r"\b(?=[A-Za-z]*[A-Z][a-z]*[A-Z])[A-Za-z]{2,8}\b")
-# A rule named by its amount: "the \u00a3500 exemption", "the \u00a330k tax-free treatment", "the
-# \u00a350 trivial benefits exemption" (the words between name what the rule is about).
+# A rule named by its amount: "the £500 exemption", "the £30k tax-free treatment", "the
+# £50 trivial benefits exemption" (the words between name what the rule is about).
 _AMOUNT_RULE = re.compile(
     r"\u00a3\s?\d[\d,.]*\s?k?\b\s+((?:[a-z][\w'-]*\s+){0,3}?)"
     r"(?:exemptions?|allowances?|limits?|thresholds?|reliefs?|rules?|treatment|caps?|bands?|disregards?|schemes?)\b",
@@ -55,8 +55,8 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
 
     Acronyms must occur somewhere in the manual; an amount that names a rule must occur in
     the candidate pages for the question (``evidence``, one text per passage), in a passage
-    about what the rule is named for ("the \u00a350 trivial benefits exemption" needs \u00a350 where
-    trivial benefits are: the manual has many '\u00a350's, but not in the right place).
+    about what the rule is named for ("the £50 trivial benefits exemption" needs £50 where
+    trivial benefits are: the manual has many '£50's, but not in the right place).
     """
     missing = []
     for acronym in dict.fromkeys(a for a in _ACRONYM.findall(question) if _names_subject(question, a)):
