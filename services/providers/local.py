@@ -145,7 +145,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
         sim = max((_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
-        title = index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""
+        title = _title(index, bundle.section_id)
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov + TITLE_WEIGHT * coverage(weights, set(terms(title)))
         if names_subject(q_terms, title):
             rel += SUBJECT_BONUS
@@ -189,16 +189,18 @@ def part_pages(query: Query, candidates: list[PageScore], settings: Settings) ->
         return []
     index = CorpusIndex.open(settings, query.manual)
     stats = corpus_stats(index)
+    # each candidate's words once, whatever the number of parts
+    page_terms = [(s, _page_terms(s.bundle), set(terms(_title(index, s.bundle.section_id)))) for s in candidates]
     out = []
     for part in parts:
         weights = _weights(part, stats)
         if weights:
-            out.append(max(candidates, key=lambda s: coverage(weights, _page_terms(s.bundle)) + TITLE_WEIGHT * coverage(weights, set(terms(_title(index, s))))))
+            out.append(max(page_terms, key=lambda p: coverage(weights, p[1]) + TITLE_WEIGHT * coverage(weights, p[2]))[0])
     return out
 
 
-def _title(index: CorpusIndex, score: PageScore) -> str:
-    page = index.pages.get(score.bundle.section_id)
+def _title(index: CorpusIndex, section_id: str) -> str:
+    page = index.pages.get(section_id)
     return page.title if page else ""
 
 
@@ -498,7 +500,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     for rank, bundle in enumerate(selection.pages):
         page_prior = 1.0 / (1 + PAGE_DECAY * rank)  # pages come best first from selection
         place = 0  # the unit's place in page order
-        title = index.pages[bundle.section_id].title if bundle.section_id in index.pages else ""
+        title = _title(index, bundle.section_id)
         previous = title
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
@@ -511,7 +513,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
                 own_terms = terms(text)  # a list intro is scored, and length-normalised, with its items
-                own = set(terms(text))
+                own = set(own_terms)
                 norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
                 lexical = coverage(weights, own) * norm + CONTEXT_WEIGHT * coverage(weights, context - own)
                 score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
@@ -589,10 +591,6 @@ def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
     return out
 
 
-def _words(unit: Unit) -> frozenset[str]:
-    return _wordset(unit.text)
-
-
 @lru_cache(maxsize=16384)
 def _wordset(text: str) -> frozenset[str]:
     """A sentence's terms without its figures (what ``repeats`` compares)."""
@@ -606,9 +604,9 @@ def repeats(unit: Unit, chosen: list[Unit]) -> bool:
     needs them)."""
     if unit.row is not None:
         return any(unit.text == c.text for c in chosen)
-    mine = _words(unit)
+    mine = _wordset(unit.text)
     return any(
-        c.row is None and c.page_rank == unit.page_rank and mine and len(mine & (theirs := _words(c))) / len(mine | theirs) >= SAME_STATEMENT
+        c.row is None and c.page_rank == unit.page_rank and mine and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= SAME_STATEMENT
         for c in chosen
     )
 
@@ -674,8 +672,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
             if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
                 continue
             new = [i, *(j for j in context_of(units, i, floor) if j not in chosen)]
-            if spent + cost(new) <= budget:
-                spent += cost(new)
+            if spent + (price := cost(new)) <= budget:
+                spent += price
                 take(unit)
                 for j in new[1:]:
                     chosen[j] = units[j]
