@@ -7,16 +7,40 @@ SOURCE ?= ../shared/corpus
 DATA_DIR ?= data
 QUESTION ?= How much can my employer pay me per mile for using my own car for work without tax?
 PORT ?= 8000
+# Root installs with apt-get directly; anyone else through sudo.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo ingest ingest-all serve ask test eval eval-heldout bench bench-ingest bench-query up down
+.PHONY: setup test-deps chromium redis demo ingest ingest-all serve ask test eval eval-heldout bench bench-ingest bench-query up down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test,eval]'
 	touch $@
 
 setup: $(VENV)/.installed
+
+# What the tests talk to besides Python packages; each step is skipped when already there.
+test-deps: chromium redis
+
+# Debian's headless Chromium for the browser tests (never a downloaded browser build).
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  echo "installing Debian chromium + chromium-driver for the browser tests"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
+
+# The distributed tests need a Redis on 127.0.0.1:6379; start one (no persistence) when none answers.
+redis:
+	@if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then \
+	  if ! command -v redis-server >/dev/null 2>&1; then \
+	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server >/dev/null; \
+	  fi; \
+	  echo "starting redis-server on 127.0.0.1:6379"; \
+	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null; \
+	  for _ in $$(seq 50); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 0.1; done; \
+	fi
 
 # Ingest the EIM from the local corpus, start the gateway, ask one question through its API.
 demo: setup
@@ -36,7 +60,7 @@ serve: setup
 ask: setup
 	$(TAXNAV) ask --data-dir $(DATA_DIR) "$(QUESTION)"
 
-test: setup
+test: setup test-deps
 	$(VENV)/bin/pytest -q
 
 eval: setup
