@@ -15,8 +15,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
 
 import gateway.api.routes as routes
 from gateway.deps import open_index
@@ -24,10 +25,12 @@ from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from services.pipeline import answer_question
 from services.results import make_store
+from shared import __version__
 from shared.config import Settings, get_settings
 from shared.contracts.api import QuestionRequest
 
 STATIC_DIR = Path(__file__).parent / "static"
+DOCS_ASSETS = "/docs/assets"  # Swagger UI's files, from the swagger-ui-bundle package: /docs works offline
 log = logging.getLogger(__name__)
 
 DESCRIPTION = """Citation-grounded answers over HMRC's Employment Income Manual.
@@ -36,6 +39,36 @@ A question gets either an answer whose every sentence cites an EIM paragraph and
 verification verdict, or a typed refusal (`out_of_scope`, `low_coverage`, `conflict`, `stale`,
 `malformed`) with its evidence. Errors (bad requests, timeouts) share one shape:
 `{"error": {"type": ..., "message": ...}}`."""
+
+
+# The API explorer: Swagger UI from local files, its start-up in a script file (no inline script,
+# so a strict Content-Security-Policy can apply to it as to the navigator page).
+DOCS_PAGE = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Tax Policy Navigator API</title>
+<link rel="stylesheet" href="{DOCS_ASSETS}/swagger-ui.css">
+<link rel="icon" type="image/png" href="{DOCS_ASSETS}/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<noscript><p>The API explorer needs JavaScript. The API description itself is
+<a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p></noscript>
+<script src="{DOCS_ASSETS}/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script>
+</body>
+</html>
+"""
+DOCS_INIT = """window.ui = SwaggerUIBundle({
+  url: "/openapi.json",
+  dom_id: "#swagger-ui",
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: "BaseLayout",
+});
+"""
 
 
 def route_modules() -> list[str]:
@@ -67,7 +100,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         threading.Thread(target=warm_up, args=(settings, app.state.warm), name="warm-up", daemon=True).start()
         yield
 
-    app = FastAPI(title="Tax Policy Navigator", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(
+        title="Tax Policy Navigator",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,  # served below from local files instead of a CDN
+        redoc_url=None,  # ReDoc ships only from a CDN
+    )
     app.state.settings = settings
     app.state.warm = threading.Event()
     app.state.store = make_store(settings)
@@ -85,5 +125,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise ApiError(404, "not_found", "The web page is not installed (gateway/static/index.html).")
         return FileResponse(page)
 
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> HTMLResponse:
+        return HTMLResponse(DOCS_PAGE)
+
+    @app.get("/docs/init.js", include_in_schema=False)
+    def api_docs_init() -> PlainTextResponse:
+        return PlainTextResponse(DOCS_INIT, media_type="text/javascript")
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     return app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.errors import PipelineError
@@ -40,8 +41,20 @@ class GatewayMetrics:
             self.stage_seconds.labels(trace.stage).observe(trace.ms / 1000)
 
 
+def _template(scope: Scope) -> str:
+    """The template of the route or mount that serves ``scope`` (FastAPI's own routes put
+    themselves in the scope; plain Starlette routes and mounts do not)."""
+    for route in scope["app"].router.routes:
+        if route.matches(scope)[0] == Match.FULL:
+            return route.path + "/{path}" if isinstance(route, Mount) else route.path
+    return "unmatched"
+
+
 class RequestCounter:
-    """Counts every response by its route template (not the raw path: ids would explode it)."""
+    """Counts every response by its route template (not the raw path: ids would explode it).
+    Routes Starlette itself adds (/openapi.json) and files under a mount (the page's /static,
+    Swagger UI's /docs/assets, as ``/static/{path}``) count by template too; only requests that
+    match nothing are "unmatched"."""
 
     def __init__(self, app: ASGIApp, metrics: GatewayMetrics) -> None:
         self.app, self.metrics = app, metrics
@@ -50,6 +63,7 @@ class RequestCounter:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         status = 500
+        before_routing = dict(scope)  # routing rewrites root_path for mounts
 
         async def capture(message: Message) -> None:
             nonlocal status
@@ -60,5 +74,5 @@ class RequestCounter:
         try:
             await self.app(scope, receive, capture)
         finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            route = getattr(scope.get("route"), "path", None) or _template(before_routing)
             self.metrics.requests.labels(scope["method"], route, str(status)).inc()

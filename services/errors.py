@@ -51,13 +51,24 @@ class IndexChanged(PipelineError):
     http_status = 503
 
 
-_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, Unavailable, ProviderError, IndexChanged)}
+class IndexUnavailable(PipelineError):
+    """No serving index for the manual asked about yet: an operator must run an ingest first."""
+
+    kind = "index_unavailable"
+    http_status = 503
+
+
+_BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, Unavailable, ProviderError, IndexChanged, IndexUnavailable)}
 
 
 def as_info(exc: BaseException) -> ErrorInfo:
     """Any exception from a stage as a typed error (unknown ones become ``pipeline_failed``)."""
+    from shared.index import CollectionNotFound  # noqa: PLC0415  (heavy: loads the stores; only on failure)
+
     if isinstance(exc, PipelineError):
         return exc.info()
+    if isinstance(exc, CollectionNotFound):  # its message names the data dir: not for clients
+        return IndexUnavailable("No index has been ingested for this manual yet: run `taxnav ingest` first.").info()
     return ErrorInfo(type=PipelineError.kind, message=f"{type(exc).__name__}: {exc}")
 
 

@@ -1,33 +1,127 @@
-"""The ingest run log (ingest_worker/runs.py): what each scheduled or manual re-ingest did."""
+"""The ingest run log (ingest_worker/runs.py): what each scheduled or manual re-ingest did.
+
+A run's record lists every changed, removed and re-dated page (a first ingest: all of them),
+so the list of runs carries only their counts; one run's pages are a separate, paginated
+request.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from datetime import datetime
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
 from gateway.deps import SettingsDep
-from gateway.errors import documented
-from ingest_worker.runs import IngestRun, RunStatus, read_runs
+from gateway.errors import ApiError, documented
+from ingest_worker.runs import DateMove, IngestRun, RunStatus, RunTrigger, read_runs
 
 router = APIRouter(prefix="/v1/ingest", tags=["ingest"])
 
+PageList = Literal["changed", "removed", "dates_moved"]
+RunId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
+Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many items")]
+Offset = Annotated[int, Query(ge=0, le=1_000_000, description="skip this many items (the previous page's `next_offset`)")]
+
+
+class IngestRunCounts(BaseModel):
+    """A run's record with its page lists as counts."""
+
+    run_id: str
+    manual: str
+    source: str
+    trigger: RunTrigger
+    status: RunStatus
+    started_at: datetime
+    finished_at: datetime
+    seconds: float
+    message: str
+    pages: int
+    chunks: int
+    reembedded: int
+    generation: str | None
+    changed_pages: int
+    removed_pages: int
+    dates_moved: int
+
+    @classmethod
+    def of(cls, run: IngestRun) -> IngestRunCounts:
+        lists = {"changed_pages": len(run.changed_pages), "removed_pages": len(run.removed_pages), "dates_moved": len(run.dates_moved)}
+        return cls(**run.model_dump(exclude=set(lists)), **lists)
+
 
 class IngestRunsView(BaseModel):
-    runs: list[IngestRun]  # newest first
+    runs: list[IngestRunCounts]  # newest first
+    offset: int
+    next_offset: int | None  # None: this is the last page
+
+
+class RunPagesView(BaseModel):
+    run_id: str
+    kind: PageList
+    total: int
+    offset: int
+    next_offset: int | None
+    pages: list[str]  # section ids (changed, removed)
+    dates_moved: list[DateMove]  # for list=dates_moved
 
 
 @router.get(
     "/runs",
     response_model=IngestRunsView,
     responses=documented(422),
-    summary="Recent ingest runs: pages changed and removed, time taken, pages whose dates moved",
+    summary="Recent ingest runs, newest first: pages changed and removed (counts), time taken",
 )
 def list_ingest_runs(
     settings: SettingsDep,
-    limit: Annotated[int, Query(ge=1, le=1000, description="at most this many runs")] = 50,
+    limit: Limit = 50,
+    offset: Offset = 0,
     manual: Annotated[str | None, Query(max_length=100, examples=["employment-income-manual"])] = None,
     status: Annotated[RunStatus | None, Query(description="only runs that ended so")] = None,
 ) -> IngestRunsView:
-    return IngestRunsView(runs=read_runs(settings.data_dir, limit=limit, manual=manual, status=status))
+    runs = read_runs(settings.data_dir, limit=offset + limit + 1, manual=manual, status=status)
+    page = runs[offset : offset + limit]
+    more = len(runs) > offset + limit
+    return IngestRunsView(runs=[IngestRunCounts.of(r) for r in page], offset=offset, next_offset=offset + limit if more else None)
+
+
+@router.get(
+    "/runs/{run_id}",
+    response_model=IngestRunCounts,
+    responses=documented(404, 422),
+    summary="One ingest run (page lists as counts)",
+)
+def get_ingest_run(settings: SettingsDep, run_id: RunId) -> IngestRunCounts:
+    return IngestRunCounts.of(_find(settings, run_id))
+
+
+@router.get(
+    "/runs/{run_id}/pages",
+    response_model=RunPagesView,
+    responses=documented(404, 422),
+    summary="One ingest run's changed, removed or re-dated pages, paginated",
+)
+def get_ingest_run_pages(
+    settings: SettingsDep,
+    run_id: RunId,
+    kind: Annotated[PageList, Query(description="which of the run's page lists")] = "changed",
+    limit: Limit = 200,
+    offset: Offset = 0,
+) -> RunPagesView:
+    run = _find(settings, run_id)
+    items: list = {"changed": run.changed_pages, "removed": run.removed_pages, "dates_moved": run.dates_moved}[kind]
+    page = items[offset : offset + limit]
+    more = len(items) > offset + limit
+    return RunPagesView(
+        run_id=run.run_id, kind=kind, total=len(items), offset=offset, next_offset=offset + limit if more else None,
+        pages=[] if kind == "dates_moved" else page, dates_moved=page if kind == "dates_moved" else [],
+    )  # fmt: skip
+
+
+def _find(settings: SettingsDep, run_id: str) -> IngestRun:
+    for run in read_runs(settings.data_dir, limit=sys.maxsize):
+        if run.run_id == run_id:
+            return run
+    raise ApiError(404, "not_found", f"No ingest run {run_id}.")

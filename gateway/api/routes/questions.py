@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 from anyio import CapacityLimiter, to_thread
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
@@ -56,7 +56,7 @@ class Pending(BaseModel):
 
 def _pending(qid: str, stages_done: list[str]) -> JSONResponse:
     body = Pending(id=qid, stages_done=stages_done, result_url=f"/v1/questions/{qid}", events_url=f"/v1/questions/{qid}/events")
-    return JSONResponse(body.model_dump(), status_code=202)
+    return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.result_url})
 
 
 def _start(request: QuestionRequest, settings: Settings, store: QuestionStore) -> str:
@@ -137,17 +137,27 @@ def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
     summary="Stage progress as server-sent events",
     description=(
         "One `stage` event per stage finished (`{stage, ms, candidates}`), then one `result` event with the "
-        "QuestionResult, or one `error` event (`{type, message}`, e.g. a timeout). Replays from the start."
+        "QuestionResult, or one `error` event (`{type, message}`, e.g. a timeout). Events are numbered "
+        "from 1 (`id:`); a reconnect with `Last-Event-ID: n` resumes after event n, without one it replays from the start."
     ),
 )
-async def question_events(qid: KnownQuestion, store: StoreDep, request: Request) -> AsyncIterator[ServerSentEvent]:
-    events = follow(store, qid)
+async def question_events(
+    qid: KnownQuestion,
+    store: StoreDep,
+    request: Request,
+    last_event_id: Annotated[int | None, Header(ge=0, description="resume after this event (the browser sends it on reconnect)")] = None,
+) -> AsyncIterator[ServerSentEvent]:
+    events = follow(store, qid)  # the same order on every replay, so an event's number is stable
     limiter = _waiters(request)  # each blocking read on the waiting threads, not the shared pool
+    number = 0
     while (event := await to_thread.run_sync(next, events, None, limiter=limiter)) is not None:
+        number += 1
+        if last_event_id is not None and number <= last_event_id:
+            continue
         if event.kind == "stage":
             data = {"stage": event.trace.stage, "ms": round(event.trace.ms, 3), "candidates": len(event.trace.candidate_ids)}
-            yield ServerSentEvent(event="stage", data=data)
+            yield ServerSentEvent(event="stage", data=data, id=str(number))
         elif event.kind == "result":
-            yield ServerSentEvent(event="result", data=event.result.model_dump(mode="json"))
+            yield ServerSentEvent(event="result", data=event.result.model_dump(mode="json"), id=str(number))
         else:
-            yield ServerSentEvent(event="error", data=event.error.model_dump())
+            yield ServerSentEvent(event="error", data=event.error.model_dump(), id=str(number))
