@@ -3,25 +3,58 @@
 from __future__ import annotations
 
 import argparse
+import socket
+
+import uvicorn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from taxnav.cli import common_options  # noqa: PLC0415  (taxnav.cli imports this module)
 
-    parser = subparsers.add_parser("serve", parents=[common_options()], help="start the gateway (HTTP API and web page)")
+    parser = subparsers.add_parser(
+        "serve",
+        parents=[common_options()],
+        help="start the gateway (HTTP API and web page)",
+        description="Serve the HTTP API (/v1/...), the navigator page (/), the API documentation (/docs, "
+        "works offline), /healthz, /readyz and /metrics. Prints the address once it listens; Ctrl+C stops it. "
+        "Questions before the first `taxnav ingest` get a typed 503 (index_unavailable).",
+    )
     parser.add_argument("--host", default=None, help="interface to bind (settings.gateway.host, default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port (settings.gateway.port, default 8000)")
     parser.set_defaults(func=serve)
 
 
-def serve(args: argparse.Namespace) -> int:
-    import uvicorn  # noqa: PLC0415
+class AnnouncingServer(uvicorn.Server):
+    """Says where it listens once the socket is bound (uvicorn itself runs at warning level)."""
 
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            from rich.console import Console  # noqa: PLC0415
+
+            host, port = self.config.host, self.config.port
+            shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104  (what a browser on this machine opens)
+            everywhere = f" (all interfaces, {host})" if shown != host else ""
+            Console(highlight=False).print(
+                f"Tax Policy Navigator gateway listening on http://{shown}:{port}{everywhere}\n"
+                f"  page http://{shown}:{port}/   API docs http://{shown}:{port}/docs   Ctrl+C to stop",
+                soft_wrap=True,
+                markup=False,
+            )
+
+
+def serve(args: argparse.Namespace) -> int:
     from gateway.app import create_app  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415
 
     settings = get_settings()
     host = args.host or settings.gateway.host
     port = args.port or settings.gateway.port
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
-    return 0
+    from taxnav.cli import Exit  # noqa: PLC0415
+
+    server = AnnouncingServer(uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning"))
+    try:
+        server.run()
+    except SystemExit:  # uvicorn exits with its own code when it cannot bind; ours is "failed"
+        return Exit.ERROR
+    return Exit.OK if server.started else Exit.ERROR

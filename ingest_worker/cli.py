@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -17,7 +18,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         parents=[common_options()],
         help="crawl HMRC manuals into indexes and the cross-reference graph",
         description="Crawl manuals from the GOV.UK Content API (or a directory laid out like it) into a new "
-        "index generation and swap it in atomically. Re-runs are incremental.",
+        "index generation and swap it in atomically. Re-runs are incremental. Progress goes to stderr, one "
+        "phase at a time (crawl, parse, embed, index): a live bar on a terminal, plain lines in a pipe or log; "
+        "the summary goes to stdout.",
+        epilog="examples:\n"
+        "  taxnav ingest --source ../shared/corpus                      the EIM from a local corpus copy\n"
+        "  taxnav ingest --source ../shared/corpus/business-income-manual   one manual's own folder\n"
+        "  taxnav ingest --source ../shared/corpus --manual all         every manual in the folder\n"
+        "exit codes: 0 done, 1 a manual failed (its error on stderr), 2 usage error (bad --source, unknown --manual)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--manual",
@@ -25,7 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="manual slug, repeatable, or 'all' (every manual in a --source directory); default: settings.ingest.manuals",
     )
-    parser.add_argument("--source", default=None, help="https base URL or a directory like ../shared/corpus (default: settings.ingest.source)")
+    parser.add_argument(
+        "--source",
+        default=None,
+        help="https base URL, a directory like ../shared/corpus, or one manual's folder in it (default: settings.ingest.source)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="ingest only the first N sections (quick runs)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -36,7 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import redis
 
-    from ingest_worker.crawler import list_manuals
     from ingest_worker.ingest import IngestError
     from ingest_worker.runs import RunStart, recorded_ingest
     from ingest_worker.tasks import locked_recorded_ingest
@@ -45,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from shared.stores import uses_servers
     from shared.stores.bm25 import Bm25Error
     from shared.stores.vectors import VectorStoreError
+    from taxnav.cli import Exit
 
     expected = (IngestError, EmbeddingError, Bm25Error, VectorStoreError, ValidationError, OSError)
 
@@ -55,16 +68,14 @@ def run(args: argparse.Namespace) -> int:
         return serve_schedule(settings)
     if args.limit is not None and args.limit < 1:
         print("taxnav ingest: --limit must be at least 1", file=sys.stderr)
-        return 2
-    source = args.source or settings.ingest.source
-    manuals = args.manual or list(settings.ingest.manuals)
-    if "all" in manuals:
-        manuals = list_manuals(source, settings.ingest)
-        if not manuals:
-            print(f"taxnav ingest: no manuals found at {source}", file=sys.stderr)
-            return 2
+        return Exit.USAGE
+    try:
+        source, manuals = resolve_source(args.source or settings.ingest.source, args.manual, list(settings.ingest.manuals))
+    except SourceError as exc:
+        print(f"taxnav ingest: {exc}", file=sys.stderr)
+        return Exit.USAGE
     summaries = []
-    status = 0
+    status = Exit.OK
     # Shared OpenSearch/Qdrant servers may be written from several machines: take the
     # manual's Redis lock as scheduled runs do (the data dir's file lock is always taken).
     ingest = locked_recorded_ingest if uses_servers(settings) else recorded_ingest
@@ -74,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
             run, summary = ingest(settings, start, limit=args.limit, progress=not args.no_progress and not args.json)
         except (*expected, redis.exceptions.RedisError) as exc:
             print(f"taxnav ingest: {manual}: {exc}", file=sys.stderr)
-            status = 1
+            status = Exit.ERROR
             continue
         if summary is None:
             print(f"taxnav ingest: {manual}: {run.message}", file=sys.stderr)
-            status = 1
+            status = Exit.ERROR
             continue
         summaries.append(summary)
         if not args.json:
@@ -87,6 +98,36 @@ def run(args: argparse.Namespace) -> int:
         payload = [s.model_dump(mode="json") for s in summaries]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=1))
     return status
+
+
+class SourceError(ValueError):
+    """--source and --manual do not name manuals that exist."""
+
+
+def resolve_source(source: str, asked: list[str] | None, default: list[str]) -> tuple[str, list[str]]:
+    """The corpus root and the manuals to ingest. ``source`` may be the root (a folder of
+    manuals) or one manual's own folder (it holds ``_manual.json``: its parent is the root).
+    In a directory, every manual asked for must be there: the error lists the ones that are."""
+    from ingest_worker.crawler import DirSource, is_url
+
+    folder = Path(source)
+    if is_url(source) or not folder.is_dir():  # a server's manuals cannot be listed; a bad path fails as a run
+        return source, default if asked is None else list(asked)
+    if (folder / "_manual.json").is_file():  # one manual's folder
+        own = folder.resolve().name
+        if asked is not None and set(asked) - {own, "all"}:
+            raise SourceError(f"--source {source} holds only the manual {own}; --manual asks for {', '.join(asked)}")
+        return str(folder.resolve().parent), [own]
+    available = DirSource(folder).manuals()
+    if not available:
+        raise SourceError(f"no manuals at {source} (a manual's folder holds _manual.json)")
+    manuals = default if asked is None else list(asked)
+    if "all" in manuals:
+        return source, available
+    unknown = [m for m in manuals if m not in available]
+    if unknown:
+        raise SourceError(f"no manual {', '.join(unknown)} at {source}; manuals there: {', '.join(available)} (or --manual all)")
+    return source, manuals
 
 
 def _describe(summary) -> str:  # noqa: ANN001 (IngestSummary; imported lazily)

@@ -294,6 +294,7 @@ def run_ingest(
             )
         except CrawlError as exc:
             raise IngestError(str(exc)) from exc
+        bar.set_phase("parse")
         previous_refs = refs_by_page(previous)
         builds, reparsed, malformed = _build_pages(crawl, manual, previous, previous_refs)
         unreadable = crawl.failed + crawl.malformed + crawl.blocked + malformed

@@ -10,34 +10,118 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+from typing import Any
 
-from shared.contracts.api import QuestionRequest, QuestionResult
+from rich.console import Console
+from rich.padding import Padding
+from rich.text import Text
+
+from shared.contracts.api import Citation, QuestionRequest, QuestionResult
+
+ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
+VERDICT_STYLES = {"supported": "green", "partially_supported": "yellow", "unsupported": "red", "contradicted": "bold red"}
 
 
-def render(result: QuestionResult) -> str:
-    """A reader's view: cited sentences with verdicts, or the refusal card."""
-    lines: list[str] = []
+Line = tuple[int, Text]  # (indent level, text)
+
+
+def render(result: QuestionResult) -> list[Line]:
+    """A reader's view: the answer, then its detail, each sentence with its source numbers and
+    verdict, then the numbered sources; or the refusal with all its evidence."""
     if result.status == "refused" and result.refusal:
-        lines.append(f"REFUSED ({result.refusal.category}): {result.refusal.message}")
-        for key, value in result.refusal.evidence.items():
-            lines.append(f"  {key}: {json.dumps(value, default=str)[:300]}")
-        return "\n".join(lines)
+        refusal = result.refusal
+        lines: list[Line] = [(0, Text.assemble(("Refused: ", "bold red"), (refusal.category, "bold"))), (0, Text(refusal.message))]
+        if refusal.evidence:
+            lines.append((0, Text("Evidence", style="bold")))
+            lines.extend(_evidence(refusal.evidence, indent=1))
+        return lines
     assert result.answer is not None
-    for s in result.answer.sentences:
-        lines.append(f"- {s.text} [{', '.join(s.citations)}] ({s.verdict})")
-    lines.append(f"faithfulness: {result.answer.faithfulness:.2f}")
-    lines.append("sources:")
+    number = {c.paragraph_id: n for n, c in enumerate(result.citations, start=1)}
+    lines = []
+    for role, heading in ROLE_HEADINGS.items():
+        sentences = [s for s in result.answer.sentences if s.role == role]
+        if not sentences:
+            continue
+        lines.append((0, Text(heading, style="bold")))
+        for s in sentences:
+            markers = "".join(f"[{number.get(c, c)}]" for c in s.citations)
+            verdict = (s.verdict.replace("_", " "), VERDICT_STYLES.get(s.verdict, ""))
+            lines.append((1, Text.assemble(s.text, " ", (markers, "cyan"), " ", verdict)))
+    lines.append((0, Text(f"faithfulness {result.answer.faithfulness:.2f}", style="dim")))
+    lines.append((0, Text("Sources", style="bold")))
+    pages: dict[str, list[Citation]] = {}  # one line per page, with the numbers of its paragraphs
     for c in result.citations:
-        lines.append(f"  [{c.paragraph_id}] {c.title} - {c.url}")
-    return "\n".join(lines)
+        pages.setdefault(c.section_id, []).append(c)
+    for section_id, cited in pages.items():
+        markers = "".join(f"[{number[c.paragraph_id]}]" for c in cited)
+        page = cited[0]
+        updated = f"(updated {page.public_updated_at:%Y-%m-%d}) "
+        lines.append((1, Text.assemble((markers + " ", "cyan"), f"{section_id} {page.title} ", (updated, "dim"), page.url)))
+    return lines
+
+
+def show(lines: list[Line], console: Console) -> None:
+    """On a terminal, wrapped with hanging indents; in a pipe or file, one line per item."""
+    for indent, text in lines:
+        if console.is_terminal:
+            console.print(Padding(text, (0, 0, 0, 2 * indent), expand=False))
+        else:
+            console.print(Text("  " * indent) + text, soft_wrap=True)
+
+
+def _evidence(value: Any, indent: int) -> list[Line]:
+    """Evidence of any shape, whole: scalars inline, lists and mappings one item a line."""
+    lines: list[Line] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        label = f"{key}:" if isinstance(value, dict) else "-"
+        if isinstance(item, dict) and _is_page(item):
+            lines.append((indent, Text(f"{label} {_page_line(item)}")))
+        elif isinstance(item, (dict, list)) and item:
+            lines.append((indent, Text(label)))
+            lines.extend(_evidence(item, indent + 1))
+        else:
+            shown = json.dumps(item, default=str) if isinstance(item, (dict, list)) else item
+            lines.append((indent, Text(f"{label} {shown}")))
+    return lines
+
+
+def _is_page(item: dict[str, Any]) -> bool:
+    return "section_id" in item and all(not isinstance(v, (dict, list)) for v in item.values())
+
+
+def _page_line(page: dict[str, Any]) -> str:
+    """A page of the evidence on one line: id, title, date, link, then any other fields."""
+    rest = {k: v for k, v in page.items() if k not in ("section_id", "title", "url", "public_updated_at")}
+    date = str(page.get("public_updated_at") or "")[:10]
+    words = [page["section_id"], str(page.get("title") or ""), f"(updated {date})" if date else "", str(page.get("url") or "")]
+    words += [f"{k}={v}" for k, v in rest.items()]
+    return " ".join(w for w in words if w)
+
+
+def ingested_manuals(data_dir: Path) -> list[str]:
+    from ingest_worker.ingest import COLLECTIONS, serving_path  # noqa: PLC0415
+    from shared.config import get_settings  # noqa: PLC0415
+
+    root = Path(data_dir) / COLLECTIONS
+    settings = get_settings()
+    return sorted(p.name for p in root.iterdir() if serving_path(settings, p.name)) if root.is_dir() else []
 
 
 def run(args: argparse.Namespace) -> int:
+    from services.errors import PipelineError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
-    from shared.index import CollectionNotFound  # noqa: PLC0415
+    from taxnav.cli import Exit  # noqa: PLC0415
 
     settings = get_settings()
-    request = QuestionRequest(question=args.question, manual=args.manual)
+    manual = args.manual or settings.manual
+    available = ingested_manuals(settings.data_dir)
+    if manual not in available:
+        have = f"ingested here: {', '.join(available)}" if available else "none is ingested yet"
+        print(f"taxnav ask: no index for manual {manual!r} in {settings.data_dir} ({have}); run `taxnav ingest` first", file=sys.stderr)
+        return Exit.USAGE
+    request = QuestionRequest(question=args.question, manual=manual)
     try:
         if settings.mode == "distributed":
             from services.dispatch import answer_distributed  # noqa: PLC0415
@@ -47,18 +131,31 @@ def run(args: argparse.Namespace) -> int:
             from services.pipeline import answer_question  # noqa: PLC0415
 
             result = answer_question(request, settings)
-    except CollectionNotFound as exc:
-        print(f"taxnav ask: {exc}", file=sys.stderr)
-        return 2
-    print(result.model_dump_json(indent=2) if args.json else render(result))
-    return 0
+    except PipelineError as exc:
+        print(f"taxnav ask: {exc.kind}: {exc}", file=sys.stderr)
+        return Exit.ERROR
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        show(render(result), Console(highlight=False))
+    return Exit.REFUSED if result.status == "refused" else Exit.OK
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import common_options  # noqa: PLC0415
+    from taxnav.cli import Exit, common_options  # noqa: PLC0415
 
-    parser = subparsers.add_parser("ask", parents=[common_options()], help="answer one question (embedded by default)")
+    parser = subparsers.add_parser(
+        "ask",
+        parents=[common_options()],
+        help="answer one question (embedded by default)",
+        description="Answer one question from the index in the data directory: the answer's sentences, each "
+        "with its source numbers and verification verdict, then the detail and the sources; or a typed "
+        "refusal with its evidence. Runs the pipeline in this process (TAXNAV_MODE=distributed: "
+        "through Redis and the stage workers).",
+        epilog=f"exit codes: {Exit.OK} answered, {Exit.REFUSED} refused (category and evidence printed), "
+        f"{Exit.USAGE} usage error or no index for the manual, {Exit.ERROR} failed (model, Redis or timeout).",
+    )
     parser.add_argument("question", help="the question, in quotes")
     parser.add_argument("--json", action="store_true", help="print the result JSON (as the API returns it)")
-    parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual)")
+    parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual, the EIM)")
     parser.set_defaults(func=run)

@@ -224,13 +224,15 @@ class CachedEmbedder:
     """An embedder that looks every text up in the cache first; ``computed`` counts model calls.
     The model itself is only loaded when some text is missing from the cache."""
 
-    def __init__(self, model_name: str, dims: int, load: Callable[[], Embedder], cache: EmbeddingCache, chunk_size: int = 256):
+    def __init__(self, model_name: str, dims: int, load: Callable[[], Embedder], cache: EmbeddingCache, chunk_size: int = 64):
         self.model_name = model_name
         self.dims = dims
         self._load = load
         self._inner: Embedder | None = None
         self.cache = cache
-        self.chunk_size = chunk_size  # texts per model call between cache writes (a kill loses little)
+        # Texts per model call between cache writes and progress reports: one model batch (a kill
+        # loses little, and the ingest's progress moves every few seconds).
+        self.chunk_size = chunk_size
         self.computed = 0
 
     @property

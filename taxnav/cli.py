@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
+from enum import IntEnum
+
+from shared import __version__
 
 SUBCOMMAND_MODULES = (
     "ingest_worker.cli",  # taxnav ingest
@@ -15,6 +19,40 @@ SUBCOMMAND_MODULES = (
     "taxnav.evaluation.cli",  # taxnav eval
     "taxnav.bench",  # taxnav bench ingest|query
 )
+
+
+class Exit(IntEnum):
+    """Exit codes every subcommand uses (listed in ``taxnav --help`` and the README)."""
+
+    OK = 0  # done; for `ask`: answered
+    ERROR = 1  # failed: unreachable source or Redis, a failed ingest, a model error
+    USAGE = 2  # bad arguments, unknown manual, no index yet (argparse also exits 2)
+    REFUSED = 3  # `ask` only: the question got a typed refusal (printed with its evidence)
+
+
+DESCRIPTION = """Tax Policy Navigator: citation-grounded answers over HMRC's Employment Income Manual.
+
+Every sentence of an answer cites a manual paragraph and carries its verification verdict;
+a question the manual cannot answer gets a typed refusal (out_of_scope, low_coverage,
+conflict, stale, malformed) with its evidence."""
+
+EPILOG = f"""first steps:
+  taxnav ingest --source ../shared/corpus      build the index (EIM) from a local corpus copy
+  taxnav ask "How much can my employer pay me per mile for my own car?"
+  taxnav serve --port 8000                     the HTTP API, the web page and /docs
+
+exit codes:
+  {Exit.OK}  done (ask: answered)
+  {Exit.ERROR}  failed (source, Redis or model unreachable; ingest failed)
+  {Exit.USAGE}  usage error: bad arguments, unknown manual, no index yet
+  {Exit.REFUSED}  ask: the question was refused (category and evidence printed)
+
+State lives in one data directory (--data-dir, env TAXNAV_DATA_DIR, default ./data).
+Settings are TAXNAV_* environment variables (see .env.example).
+`taxnav COMMAND --help` describes each command."""
+
+# Subcommands whose code needs an optional extra of pyproject.toml: (extra, modules it brings).
+EXTRAS = {"eval": ("eval", ("matplotlib", "haystack"))}
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -29,15 +67,35 @@ def common_options() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="taxnav", description=__doc__)
-    subparsers = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="taxnav", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+    for listed in subparsers._choices_actions:  # `taxnav X --help` says at least what `taxnav --help` says of X
+        command = subparsers.choices[listed.dest]
+        if not command.description and listed.help:
+            command.description = listed.help[0].upper() + listed.help[1:] + "."
     return parser
+
+
+def missing_extra(command: str) -> str | None:
+    """Why ``command`` cannot run in this install (an extra not installed), or None."""
+    extra, modules = EXTRAS.get(command, (None, ()))
+    absent = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not absent:
+        return None
+    return f"taxnav {command} needs the '{extra}' extra ({', '.join(absent)} not installed): pip install 'taxnav[{extra}]' (make setup does)"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    problem = missing_extra(args.command)
+    if problem:
+        print(problem, file=sys.stderr)
+        return Exit.USAGE
     if getattr(args, "data_dir", None):
         # Settings read the environment, so one assignment reaches every stage and worker.
         os.environ["TAXNAV_DATA_DIR"] = args.data_dir
