@@ -32,17 +32,18 @@ chromium:
 	fi
 
 # The distributed tests need a Redis on 127.0.0.1:6379; start one (no persistence) when none answers.
+REDIS_PORT ?= 6379
 redis:
-	@if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then \
+	@if ! redis-cli -h 127.0.0.1 -p $(REDIS_PORT) ping >/dev/null 2>&1; then \
 	  if ! command -v redis-server >/dev/null 2>&1; then \
 	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server >/dev/null; \
 	  fi; \
-	  echo "starting redis-server on 127.0.0.1:6379"; \
-	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null; \
-	  for _ in $$(seq 50); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 0.1; done; \
+	  echo "starting redis-server on 127.0.0.1:$(REDIS_PORT)"; \
+	  redis-server --daemonize yes --bind 127.0.0.1 --port $(REDIS_PORT) --save "" --appendonly no >/dev/null; \
+	  for _ in $$(seq 50); do redis-cli -h 127.0.0.1 -p $(REDIS_PORT) ping >/dev/null 2>&1 && break; sleep 0.1; done; \
+	  redis-cli -h 127.0.0.1 -p $(REDIS_PORT) ping >/dev/null || { echo "redis-server did not start on $(REDIS_PORT)" >&2; exit 1; }; \
 	fi
 
-# Ingest the EIM from the local corpus, start the gateway, ask one question through its API.
 demo: setup
 	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE)
 	$(PY) -m gateway.demo --data-dir $(DATA_DIR) --port $(PORT) --question "$(QUESTION)"
