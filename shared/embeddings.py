@@ -224,14 +224,13 @@ class CachedEmbedder:
     """An embedder that looks every text up in the cache first; ``computed`` counts model calls.
     The model itself is only loaded when some text is missing from the cache."""
 
-    def __init__(self, model_name: str, dims: int, load: Callable[[], Embedder], cache: EmbeddingCache, chunk_size: int = 64):
+    def __init__(self, model_name: str, dims: int, load: Callable[[], Embedder], cache: EmbeddingCache, chunk_size: int = 256):
         self.model_name = model_name
         self.dims = dims
         self._load = load
         self._inner: Embedder | None = None
         self.cache = cache
-        # Texts per model call between cache writes and progress reports: one model batch (a kill
-        # loses little, and the ingest's progress moves every few seconds).
+        # Texts per model call between cache writes and progress reports (a kill loses little).
         self.chunk_size = chunk_size
         self.computed = 0
 
@@ -292,4 +291,7 @@ def get_embedder(settings: Settings) -> CachedEmbedder:
     """The configured embedder behind the cache in ``<data_dir>/embeddings``."""
     directory = settings.ingest.embedding_cache_dir or Path(settings.data_dir) / "embeddings"
     name, dims = embedder_identity(settings)
-    return CachedEmbedder(name, dims, lambda: base_embedder(settings), EmbeddingCache(Path(directory)))
+    # Progress moves every few seconds: 16 texts are ~3 s of the local model on a busy 2-core
+    # machine; a Mistral call takes one full API batch.
+    chunk_size = MISTRAL_BATCH if settings.models.provider == "mistral" else 16
+    return CachedEmbedder(name, dims, lambda: base_embedder(settings), EmbeddingCache(Path(directory)), chunk_size=chunk_size)

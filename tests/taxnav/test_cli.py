@@ -157,3 +157,18 @@ def test_progress_in_a_pipe_marks_a_failed_phase() -> None:
         raise RuntimeError("source went away")
     assert "\r" not in stream.getvalue()
     assert re.search(r"^manual: crawl 2/5 pages failed after [\d.]+s$", stream.getvalue(), re.M), stream.getvalue()
+
+
+def test_embedding_progress_moves_in_small_steps(tmp_path: Path) -> None:
+    """The embed phase reports every 16 texts of the local model (not once per 256)."""
+    from shared.config import IngestSettings, Settings
+    from shared.embeddings import get_embedder
+
+    settings = Settings(data_dir=tmp_path, ingest=IngestSettings(embedding_cache_dir=tmp_path / "cache"))
+    reports: list[tuple[int, int]] = []
+    texts = [f"mileage allowance payment number {n}" for n in range(40)]
+    get_embedder(settings).embed(texts, on_progress=lambda done, total: reports.append((done, total)))
+    assert reports == [(0, 40), (16, 40), (32, 40), (40, 40)]
+    again: list[tuple[int, int]] = []
+    get_embedder(settings).embed(texts, on_progress=lambda done, total: again.append((done, total)))
+    assert again == [(40, 40)]  # all cached: done at once
