@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="ingest only the first N sections (quick runs)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr (a bar on a terminal, plain lines otherwise)")
     parser.add_argument("--schedule", action="store_true", help="run the scheduled re-ingest (Celery worker with beat) in the foreground")
     parser.set_defaults(func=run)
 
