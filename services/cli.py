@@ -112,6 +112,7 @@ def ingested_manuals(data_dir: Path) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from services.errors import PipelineError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
+    from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415
     from taxnav.cli import Exit  # noqa: PLC0415
 
     settings = get_settings()
@@ -133,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
             result = answer_question(request, settings)
     except PipelineError as exc:
         print(f"taxnav ask: {exc.kind}: {exc}", file=sys.stderr)
+        return Exit.ERROR
+    except CollectionNotFound as exc:  # removed between the check above and the question
+        print(f"taxnav ask: {exc}", file=sys.stderr)
+        return Exit.USAGE
+    except IndexMismatch as exc:  # asked with another embedder than the index was built with
+        print(f"taxnav ask: {exc} (or set TAXNAV_MODELS__PROVIDER to the provider it was built with)", file=sys.stderr)
         return Exit.ERROR
     if args.json:
         print(result.model_dump_json(indent=2))

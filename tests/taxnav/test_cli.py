@@ -172,3 +172,13 @@ def test_embedding_progress_moves_in_small_steps(tmp_path: Path) -> None:
     again: list[tuple[int, int]] = []
     get_embedder(settings).embed(texts, on_progress=lambda done, total: again.append((done, total)))
     assert again == [(40, 40)]  # all cached: done at once
+
+
+def test_ask_with_another_embedder_than_the_index_is_one_line_and_exit_1(slice_data_dir: Path) -> None:
+    import os
+
+    env = dict(os.environ, TAXNAV_MODELS__PROVIDER="mistral", TAXNAV_MODELS__MISTRAL_API_KEY="key")
+    env.update(TAXNAV_MODELS__MISTRAL_SERVER_URL="http://127.0.0.1:9", TAXNAV_MODELS__MAX_RETRIES="0")
+    done = taxnav("ask", "--data-dir", str(slice_data_dir), MILEAGE, env=env)
+    assert done.returncode == Exit.ERROR
+    assert "Traceback" not in done.stderr and "re-ingest" in done.stderr and done.stdout == ""
