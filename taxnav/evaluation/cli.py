@@ -1,4 +1,6 @@
-"""`taxnav eval`: run an eval file through the pipeline and write report.json, report.md and a chart."""
+"""`taxnav eval`: run an eval file through the pipeline and write report.json, report.md and a
+chart; or, with --sweep, ask one question per page built from its title and write sweep.json
+and sweep.md."""
 
 from __future__ import annotations
 
@@ -38,10 +40,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="settings variants to run (default: all; 'full' always runs, it is the headline)",
     )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help='ask "What are the rules on <title>?" for every page (see --every) instead of the eval file',
+    )
+    parser.add_argument("--every", type=int, default=1, metavar="N", help="with --sweep: every Nth page (default 1)")
     parser.set_defaults(func=run)
 
 
+def run_sweep_command(args: argparse.Namespace) -> int:
+    from shared.config import get_settings  # noqa: PLC0415
+    from taxnav.evaluation.sweep import SweepError, run_sweep, write_sweep  # noqa: PLC0415
+
+    try:
+        sweep = run_sweep(get_settings(), args.every)
+    except SweepError as exc:
+        print(f"taxnav eval: {exc}", file=sys.stderr)
+        return 2
+    write_sweep(sweep, args.out)
+    m = sweep.metrics
+    print(
+        f"sweep of {m.questions} pages (every {m.every}): false refusals {m.refusals} ({m.false_refusal_rate:.1%}) "
+        f"{m.refusals_by_category}, own page in the answer part {m.own_page_in_answer_part:.1%}, "
+        f"answer words {m.answer_words_median:.0f} (reply {m.reply_words_median:.0f}), "
+        f"median {m.median_latency_ms:.0f} ms; report in {args.out}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.sweep:
+        return run_sweep_command(args)
+    if args.every != 1:
+        print("taxnav eval: --every needs --sweep", file=sys.stderr)
+        return 2
     from ingest_worker.ingest import IngestError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415
     from taxnav.evaluation.harness import run_eval  # noqa: PLC0415
