@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from taxnav.evaluation.harness import VARIANTS, VariantError
+from taxnav.evaluation.judge import JUDGES
 from taxnav.evaluation.scoring import REPLY_WINDOW_WORDS, QuestionsFileError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="settings variants to run (default: all; 'full' always runs, it is the headline)",
     )
     parser.add_argument(
+        "--judge",
+        choices=list(JUDGES),
+        default=None,
+        help="a second opinion on every claim of the headline variant from this model (needs its API key)",
+    )
+    parser.add_argument(
         "--sweep",
         action="store_true",
         help='ask "What are the rules on <title>?" for every page (see --every) instead of the eval file',
@@ -70,12 +77,16 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.sweep and args.judge:
+        print("taxnav eval: --judge applies to the eval file's answers, not to --sweep", file=sys.stderr)
+        return 2
     if args.sweep:
         return run_sweep_command(args)
     if args.every != 1:
         print("taxnav eval: --every needs --sweep", file=sys.stderr)
         return 2
     from ingest_worker.ingest import IngestError  # noqa: PLC0415
+    from services.errors import ProviderError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415
     from taxnav.evaluation.harness import run_eval  # noqa: PLC0415
     from taxnav.evaluation.report import write_report  # noqa: PLC0415
@@ -83,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         questions = load_questions(args.questions)
-        run_result = run_eval(questions, get_settings(), args.variants, source=args.source, progress=sys.stderr.isatty())
-    except (QuestionsFileError, VariantError, FileNotFoundError, IngestError) as exc:
+        run_result = run_eval(
+            questions, get_settings(), args.variants, source=args.source, progress=sys.stderr.isatty(), judge=args.judge
+        )
+    except (QuestionsFileError, VariantError, FileNotFoundError, IngestError, ProviderError) as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
         return 2
     report = write_report(run_result, args.out, questions_file=args.questions.name)
@@ -95,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         f"claim precision {report['claim_precision']:.1%}, answer words {report['answer_words_median']:.0f} "
         f"(reply {report['reply_words_median']:.0f}); diagnostic verdict accuracy {report['diagnostics']['verdict_accuracy']:.1%}, "
         f"recall@12 ours {report['peer']['ours_recall_at_12']:.1%} vs peer {report['peer']['recall_at_12']:.1%}; "
-        f"{len(report['failures'])} failing; report in {args.out}"
+        + (f"judge agreement {report['judge']['agreement']:.1%}; " if "judge" in report else "")
+        + f"{len(report['failures'])} failing; report in {args.out}"
     )
     return 0
