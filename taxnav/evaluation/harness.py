@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -25,6 +25,9 @@ from taxnav.evaluation.scoring import (
     facts_in_texts,
     score_result,
 )
+
+if TYPE_CHECKING:
+    from services.results import QuestionStore
 
 HEADLINE_VARIANT = "full"
 RETRIEVAL_STAGE = "retrieval"
@@ -102,7 +105,7 @@ class EvalRun(BaseModel):
     judge: JudgeMetrics | None = None  # the second opinion on the headline variant's claims
 
 
-def api_answer(question: str, settings: Settings, store: Any) -> QuestionResult:
+def api_answer(question: str, settings: Settings, store: QuestionStore) -> QuestionResult:
     """One question as the gateway answers it in embedded mode: scope guard, stages, finish."""
     from services.dispatch import answer  # noqa: PLC0415  (imports the stages and the index)
 
