@@ -43,6 +43,7 @@ class SweepOutcome(BaseModel):
     question: str
     status: str
     refusal: RefusalCategory | None = None
+    refusal_message: str = ""
     own_page_in_answer_part: bool = False
     own_page_cited: bool = False
     answer_words: int = 0
@@ -95,6 +96,7 @@ def score_sweep(question: SweepQuestion, result: QuestionResult, latency_ms: flo
         question=question.question,
         status=result.status,
         refusal=result.refusal.category if result.refusal else None,
+        refusal_message=result.refusal.message if result.refusal else "",
         own_page_in_answer_part=_cites(answer_part, question.section_id),
         own_page_cited=_cites(sentences, question.section_id),
         answer_words=sum(word_count(s.text) for s in answer_part),
@@ -180,7 +182,7 @@ def render_sweep_markdown(run: SweepRun) -> str:
     lines += ["", f"## Questions whose answer part does not cite their page ({len(misses)})", ""]
     lines += [
         f"- {o.section_id}: {o.question.replace('|', '/')} -> "
-        + (f"refused {o.refusal}" if o.status == "refused" else f"answered ({o.answer_words} words)")
+        + (f"refused {o.refusal}: {o.refusal_message}" if o.status == "refused" else f"answered ({o.answer_words} words)")
         for o in misses
     ] or ["None."]
     return "\n".join(lines) + "\n"

@@ -40,7 +40,7 @@ def test_score_sweep_counts_the_own_page_only_in_the_answer_part():
     assert score_sweep(question, own_first, 1.0).own_page_in_answer_part
     refused = QuestionResult(id="y", question="q", status="refused", refusal=Refusal(category="conflict", message="m"))
     r = score_sweep(question, refused, 2.0)
-    assert (r.refusal, r.own_page_cited, r.answer_words) == ("conflict", False, 0)
+    assert (r.refusal, r.refusal_message, r.own_page_cited, r.answer_words) == ("conflict", "m", False, 0)
 
     m = aggregate_sweep([outcome, score_sweep(question, own_first, 1.0), r], every=1)
     assert (m.questions, m.refusals, m.refusals_by_category) == (3, 1, {"conflict": 1})
