@@ -33,6 +33,9 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
         return state
     started = time.perf_counter()
     state = stage.step(state, settings)
+    if state.context is not None and state.context.excluded_sections and state.rollup is not None:
+        # A chosen conflict option: the pages of the options not chosen stay out.
+        state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in state.context.excluded_sections]
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
     )
@@ -109,7 +112,9 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
 
 def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     """The client's view of a finished (or refused) pipeline state."""
-    base = {"id": state.query.id, "question": state.query.question, "trace": state.trace}
+    # A conversation turn shows the person's own words, not the question as searched.
+    question = state.context.asked if state.context is not None else state.query.question
+    base = {"id": state.query.id, "question": question, "trace": state.trace}
     if state.refusal is not None:
         # conflict and stale refusals point at paragraphs: the reader can open them.
         shown = [str(p) for p in state.refusal.evidence.get("paragraph_ids", [])]
@@ -131,7 +136,13 @@ def answer_question(
     request: QuestionRequest, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
 ) -> QuestionResult:
     """Embedded mode: every stage in this process, in order."""
-    state = new_state(request, settings)
+    return answer_state(new_state(request, settings), settings, on_event)
+
+
+def answer_state(
+    state: PipelineState, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
+) -> QuestionResult:
+    """Embedded mode for a prepared envelope (a conversation turn carries its context)."""
     for stage in STAGES:
         done = len(state.trace)
         state = run_stage(stage, state, settings)

@@ -12,11 +12,12 @@ from collections import OrderedDict
 import numpy as np
 
 from shared.config import Settings
+from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
 from shared.index import CorpusIndex
 from services.stages.lexicon import expand
-from services.stages.text import STOPWORDS, corpus_stats, words
+from services.stages.text import STOPWORDS, corpus_stats, terms, words
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
 MIN_DEPTH = 50
@@ -81,7 +82,23 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
 
 
-def retrieve(query: Query, settings: Settings) -> RetrievalResult:
+def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.ndarray | None) -> list[str]:
+    """A follow-up's own ranked list: the chunks of the pages earlier turns found, ranked by
+    the follow-up's own terms, then by meaning (the searched question's vector)."""
+    own = set(terms(context.asked))
+    scored = []
+    for section in context.carried_sections:
+        for chunk in index.page_chunks(section):
+            overlap = len(own & set(terms(chunk.text)))
+            try:
+                similarity = float(index.chunk_vector(chunk.id) @ vector) if vector is not None and vector.size else 0.0
+            except KeyError:  # a chunk without a stored vector ranks on its terms
+                similarity = 0.0
+            scored.append((overlap + similarity, chunk.id))
+    return [cid for _, cid in sorted(scored, key=lambda x: (-x[0], x[1]))]
+
+
+def retrieve(query: Query, settings: Settings, context: ConversationContext | None = None) -> RetrievalResult:
     index = CorpusIndex.open(settings, query.manual)
     cfg = settings.retrieval
     depth = max(cfg.top_k * DEPTH_FACTOR, MIN_DEPTH)
@@ -94,9 +111,13 @@ def retrieve(query: Query, settings: Settings) -> RetrievalResult:
         array = query_vector(index, query.question)
         vector = [float(x) for x in array]
         lists["vector"] = [cid for cid, _ in index.search_vector(array, depth)]
+    if context is not None and context.carried_sections:
+        lists["context"] = carried_chunks(index, context, np.asarray(vector, dtype=np.float32) if vector else None)
+    if context is not None and context.excluded_sections:
+        lists = {name: [c for c in ids if section_of(c) not in context.excluded_sections] for name, ids in lists.items()}
     return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector)
 
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
-    state.retrieval = retrieve(state.query, settings)
+    state.retrieval = retrieve(state.query, settings, state.context)
     return state

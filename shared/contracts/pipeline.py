@@ -12,9 +12,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Sentence, StageTrace
+from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
 
-HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling"]
+HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling", "context"]  # context: an earlier turn's page
 
 
 class Query(BaseModel):
@@ -73,6 +74,7 @@ class VerificationResult(BaseModel):
 
 class PipelineState(BaseModel):
     query: Query
+    context: ConversationContext | None = None  # a conversation turn: what earlier turns established
     retrieval: RetrievalResult | None = None
     expansion: ExpansionResult | None = None
     rollup: RollupResult | None = None
