@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from taxnav.evaluation.harness import VARIANTS, VariantError
-from taxnav.evaluation.scoring import QuestionsFileError
+from taxnav.evaluation.scoring import REPLY_WINDOW_WORDS, QuestionsFileError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_QUESTIONS = REPO_ROOT.parent / "shared" / "eval" / "questions.jsonl"  # ../shared/eval
@@ -56,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = write_report(run_result, args.out, questions_file=args.questions.name)
     print(
-        f"{report['n_questions']} questions; verdict accuracy {report['verdict_accuracy']:.1%}, "
-        f"refusal precision {report['refusal_precision']:.1%}, citation gold recall {report['citation_gold_recall']:.1%}, "
-        f"key facts {report['key_fact_coverage']:.1%}, groundedness {report['groundedness']:.1%}, "
+        f"{report['n_questions']} questions; strict {report['strict_correct']}/{report['n_questions']} "
+        f"(answerable {report['answerable_ok']}/{report['answerable']}), refusal precision {report['refusal_precision']:.1%}, "
+        f"lead facts {report['lead_facts']:.1%}, facts in {REPLY_WINDOW_WORDS} words {report['key_facts_in_reply_window']:.1%}, "
+        f"claim precision {report['claim_precision']:.1%}, answer words {report['answer_words_median']:.0f} "
+        f"(reply {report['reply_words_median']:.0f}); diagnostic verdict accuracy {report['diagnostics']['verdict_accuracy']:.1%}, "
         f"recall@12 ours {report['peer']['ours_recall_at_12']:.1%} vs peer {report['peer']['recall_at_12']:.1%}; "
         f"{len(report['failures'])} failing; report in {args.out}"
     )

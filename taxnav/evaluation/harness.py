@@ -1,6 +1,7 @@
-"""Ask every eval question through the API's code path (services.pipeline.answer_question),
-once per named settings variant, and score the results; then run the Haystack peer over the
-same index in the same process."""
+"""Ask every eval question through the API's embedded code path (``services.dispatch.answer``
+with an in-process question store, as ``POST /v1/questions`` runs it), once per named settings
+variant, and score the results; then run the Haystack peer over the same index in the same
+process."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared.config import Settings
-from shared.contracts.api import QuestionRequest
+from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.pipeline import PipelineState, Query
 from taxnav.evaluation.peer import PeerResult, run_peer
 from taxnav.evaluation.scoring import (
@@ -99,16 +100,24 @@ class EvalRun(BaseModel):
     ingested: dict[str, Any] | None = None  # the ingest summary when the run had to ingest
 
 
+def api_answer(question: str, settings: Settings, store: Any) -> QuestionResult:
+    """One question as the gateway answers it in embedded mode: scope guard, stages, finish."""
+    from services.dispatch import answer  # noqa: PLC0415  (imports the stages and the index)
+
+    return answer(QuestionRequest(question=question, manual=settings.manual), settings.model_copy(update={"mode": "embedded"}), store)
+
+
 def ask_all(
     questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn, page_text: Callable[[str], str]
 ) -> list[QuestionOutcome]:
     """Every question through the API's embedded code path, timed end to end, scored."""
-    from services.pipeline import answer_question  # noqa: PLC0415  (imports the stages and the index)
+    from services.results import MemoryStore  # noqa: PLC0415
 
+    store = MemoryStore()
     outcomes = []
     for question in questions:
         started = time.perf_counter()
-        result = answer_question(QuestionRequest(question=question.question, manual=settings.manual), settings)
+        result = api_answer(question.question, settings, store)
         latency_ms = (time.perf_counter() - started) * 1000
         outcome = score_result(question, result, latency_ms, facts, RETRIEVAL_STAGE)
         selected = outcome.sections_by_stage.get(SELECTION_STAGE, [])
@@ -139,7 +148,8 @@ def run_eval(
     source: str | None = None,
     progress: bool = False,
 ) -> EvalRun:
-    from services.pipeline import STAGES, answer_question, run_stage  # noqa: PLC0415  (heavy imports)
+    from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy imports)
+    from services.results import MemoryStore  # noqa: PLC0415
     from services.stages.verification import checkable_facts  # noqa: PLC0415
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
@@ -159,7 +169,7 @@ def run_eval(
 
     stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
     # Warm the index, the embedder and the stage imports so the first timed question is not an outlier.
-    answer_question(QuestionRequest(question=questions[0].question, manual=settings.manual), settings)
+    api_answer(questions[0].question, settings, MemoryStore())
 
     runs: list[VariantRun] = []
     by_settings: dict[str, VariantRun] = {}
