@@ -71,7 +71,8 @@ class UnknownCondition(PipelineError):
 
 _LEADING_LINK = re.compile(r"^\W*(?:and|but|or|so|then|what about|how about|what if|if so|in that case)\b", re.I)
 _POINTS_BACK = re.compile(r"\b(?:instead|also|too|either|as well|the same)\b", re.I)
-_PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such)\b", re.I)
+# Pronouns and definite descriptions ("the figure", "the limit") point at something named earlier.
+_PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such|the)\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}(?:\s*[-/]\s*(?:19|20)?\d{2})?\b")
 SHORT_TERMS = 4  # a question with at most this many content terms leans on its context
 SUBJECT_SHARE = 0.5  # share of a question's terms already in the subject that makes it a follow-up
@@ -141,13 +142,15 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
     if _POINTS_BACK.search(question):
         reasons.append("points back to the previous turn")
     pronoun = bool(_PRONOUN.search(question))
-    if len(own) <= SHORT_TERMS and (pronoun or len(own) <= SHORT_TERMS // 2):
-        reasons.append(f"short ({len(own)} content terms) and leans on its context")
+    if len(own) <= SHORT_TERMS and pronoun:
+        reasons.append(f"short ({len(own)} content terms) and refers to something not in it")
     shared = [t for t in own if t in _subject_terms(turns)]
     if own and len(shared) / len(own) >= SUBJECT_SHARE:
         reasons.append(f"{len(shared)} of its {len(own)} terms are the subject's")
-    if not reasons and pronoun and sections and _reaches_subject(question, sections, settings, manual):
-        reasons.append("refers back, and its own search reaches the subject's pages")
+    # Undecided: a pronoun in a longer question, or a short one without any, may refer inside
+    # itself; it continues the subject when its own search reaches the subject's pages.
+    if not reasons and (pronoun or len(own) <= SHORT_TERMS) and sections and _reaches_subject(question, sections, settings, manual):
+        reasons.append("its own search reaches the subject's pages")
     return reasons
 
 
@@ -213,6 +216,27 @@ def _choose(asked: str, condition: str, earlier: list[TurnResult], limit: int) -
         reasons=["chose an option of the previous turn's conflict"],
     )
     return f"{previous.follow_up.searched} {chosen.condition}", context
+
+
+def after_stage(stage: str, state: PipelineState) -> None:
+    """What a conversation turn changes between stages (run by every worker: the context
+    travels in the state):
+    - after rollup, a chosen conflict option leaves out the pages of the options not chosen;
+    - after stitching, answer claims an earlier turn already made and verified move behind
+      the new ones: the follow-up's answer leads with what it adds, the earlier claims still
+      follow with their citations."""
+    context = state.context
+    if context is None:
+        return
+    if stage == "rollup" and context.excluded_sections and state.rollup is not None:
+        state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
+    if stage == "stitching" and context.claims and state.draft is not None:
+        said = {(c.text, tuple(c.citations)) for c in context.claims}
+        answer = [s for s in state.draft.sentences if s.role == "answer"]
+        new = [s for s in answer if (s.text, tuple(s.citations)) not in said]
+        if new:  # nothing new: the earlier claims are the answer
+            repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
+            state.draft.sentences = [*new, *repeated, *(s for s in state.draft.sentences if s.role != "answer")]
 
 
 def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], settings: Settings) -> PipelineState:

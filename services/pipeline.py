@@ -33,9 +33,10 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
         return state
     started = time.perf_counter()
     state = stage.step(state, settings)
-    if state.context is not None and state.context.excluded_sections and state.rollup is not None:
-        # A chosen conflict option: the pages of the options not chosen stay out.
-        state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in state.context.excluded_sections]
+    if state.context is not None:
+        from services.conversation import after_stage  # noqa: PLC0415
+
+        after_stage(stage.name, state)
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
     )
