@@ -36,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
     from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
     from shared.index import CollectionNotFound  # noqa: PLC0415
 
+    if args.conversation:
+        from taxnav.chat import run_ask  # noqa: PLC0415
+
+        return run_ask(args)
     settings = get_settings()
     request = QuestionRequest(question=args.question, manual=args.manual)
     try:
@@ -61,4 +65,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("question", help="the question, in quotes")
     parser.add_argument("--json", action="store_true", help="print the result JSON (as the API returns it)")
     parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual)")
+    parser.add_argument("--conversation", default=None, metavar="ID", help="ask as the next turn of conversation ID ('new' starts one)")
+    parser.add_argument("--condition", default=None, help="with --conversation: choose this option of the previous turn's conflict")
     parser.set_defaults(func=run)

@@ -11,6 +11,7 @@ import sys
 SUBCOMMAND_MODULES = (
     "ingest_worker.cli",  # taxnav ingest
     "services.cli",  # taxnav ask
+    "taxnav.chat",  # taxnav chat (and ask --conversation)
     "gateway.cli",  # taxnav serve
     "taxnav.evaluation.cli",  # taxnav eval
     "taxnav.bench",  # taxnav bench ingest|query
