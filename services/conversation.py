@@ -26,7 +26,7 @@ import fcntl
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,6 +43,7 @@ from shared.contracts.conversation import (
     ConversationContext,
     ConversationQuestion,
     FollowUpInfo,
+    PendingTurn,
     TurnResult,
 )
 from shared.contracts.pipeline import PipelineState
@@ -185,7 +186,7 @@ def read_turn(
         {"text": s.text, "citations": s.citations}
         for t in turns
         for s in (t.answer.sentences if t.answer else [])
-        if s.role == "answer" and s.verdict == "supported"
+        if s.role == "answer" and s.verdict in ("supported", "partially_supported")
     ]
     context = ConversationContext(
         kind="follow_up", asked=asked, topic=topic, carried_sections=sections, claims=claims, reasons=reasons
@@ -252,12 +253,15 @@ def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], set
     return state
 
 
-def as_turn(result: QuestionResult, conversation_id: str, number: int, request: ConversationQuestion, state: PipelineState) -> TurnResult:
+def follow_up_info(state: PipelineState) -> FollowUpInfo:
     context = state.context
-    assert context is not None
-    info = FollowUpInfo(kind=context.kind, searched=state.query.question, carried_sections=context.carried_sections, reasons=context.reasons)
+    assert context is not None, "a conversation turn's state carries its context"
+    return FollowUpInfo(kind=context.kind, searched=state.query.question, carried_sections=context.carried_sections, reasons=context.reasons)
+
+
+def as_turn(result: QuestionResult, conversation_id: str, pending: PendingTurn) -> TurnResult:
     return TurnResult(
-        **result.model_dump(), conversation_id=conversation_id, turn=number, condition=request.condition, follow_up=info
+        **result.model_dump(), conversation_id=conversation_id, turn=pending.turn, condition=pending.condition, follow_up=pending.follow_up
     )
 
 
@@ -269,6 +273,11 @@ def _now() -> datetime:
 
 
 class ConversationStore(ABC):
+    """Conversations with their turns. A turn is started under the conversation's lock (its
+    number fixed, the earlier turns settled first, so it is read with all of them) and
+    finished when its question's result arrives; two turns posted at once get different
+    numbers and neither is lost."""
+
     def __init__(self, settings: Settings) -> None:
         self.ttl_s = settings.conversations.ttl_s
         self.max_turns = settings.conversations.max_turns
@@ -276,33 +285,83 @@ class ConversationStore(ABC):
     def create(self) -> Conversation:
         now = _now()
         conversation = Conversation(id=uuid.uuid4().hex, created_at=now, updated_at=now, max_turns=self.max_turns)
-        with self._locked(conversation.id, create=True):
+        with self._locked(conversation.id):
             self._write(conversation)
         return conversation
 
-    def get(self, conversation_id: str) -> Conversation:
+    def _get(self, conversation_id: str) -> Conversation:
         found = self._read(conversation_id)
         if found is None:
             raise ConversationNotFound(f"No conversation {conversation_id} (unknown, or it expired).")
         return found
 
-    def check_room(self, conversation: Conversation) -> None:
-        if len(conversation.turns) >= self.max_turns:
-            raise TurnLimitReached(
-                f"Conversation {conversation.id} has reached its limit of {self.max_turns} turns; start a new conversation."
-            )
-
-    def append(self, conversation_id: str, make_turn: Callable[[int], TurnResult]) -> TurnResult:
-        """Add a turn under the conversation's lock; its number is fixed there, so two turns
-        posted at once get different numbers and neither is lost."""
+    def get(self, conversation_id: str, questions: QuestionStore | None = None) -> Conversation:
+        """The conversation; with ``questions``, its pending turns whose results have arrived
+        are settled first (never waiting for one still running)."""
+        conversation = self._get(conversation_id)
+        if questions is None or not conversation.pending:
+            return conversation
         with self._locked(conversation_id):
-            conversation = self.get(conversation_id)
-            self.check_room(conversation)
-            turn = make_turn(len(conversation.turns) + 1)
-            conversation.turns.append(turn)
+            conversation = self._get(conversation_id)
+            if self._settle(conversation, questions, wait=False):
+                self._write(conversation)
+        return conversation
+
+    def start(self, conversation_id: str, request: ConversationQuestion, settings: Settings, questions: QuestionStore) -> PendingTurn:
+        """Read the turn with every earlier turn (waiting for those still running), submit its
+        question (services/dispatch.py, as /v1/questions does) and record it as pending."""
+        from services.dispatch import submit  # noqa: PLC0415
+
+        with self._locked(conversation_id):
+            conversation = self._get(conversation_id)
+            self._settle(conversation, questions, wait=True)
+            if len(conversation.turns) >= self.max_turns:
+                self._write(conversation)
+                raise TurnLimitReached(
+                    f"Conversation {conversation_id} has reached its limit of {self.max_turns} turns; start a new conversation."
+                )
+            state = new_turn_state(request, conversation.turns, settings)
+            pending = PendingTurn(
+                turn=len(conversation.turns) + 1,
+                question_id=submit(state, settings, questions),
+                question=state.context.asked if state.context else request.question,
+                condition=request.condition,
+                follow_up=follow_up_info(state),
+            )
+            conversation.pending.append(pending)
             conversation.updated_at = _now()
             self._write(conversation)
-        return turn
+        return pending
+
+    def finish(self, conversation_id: str, pending: PendingTurn, questions: QuestionStore) -> TurnResult:
+        """Wait for a started turn's result and store it (raises its typed error, if any)."""
+        from services.results import wait_result  # noqa: PLC0415
+
+        try:
+            result = wait_result(questions, pending.question_id)
+        finally:
+            with self._locked(conversation_id):
+                conversation = self._read(conversation_id)
+                if conversation is not None and self._settle(conversation, questions, wait=False):
+                    self._write(conversation)
+        return as_turn(result, conversation_id, pending)
+
+    def _settle(self, conversation: Conversation, questions: QuestionStore, wait: bool) -> bool:
+        """Move pending turns whose questions have ended into ``turns`` (a turn whose question
+        failed is dropped: it has no result to keep). Returns whether anything changed."""
+        from services.results import follow  # noqa: PLC0415
+
+        changed = False
+        for pending in list(conversation.pending):
+            ended = [e for e in follow(questions, pending.question_id, wait=wait) if e.terminal]
+            if not ended and not wait and questions.deadline(pending.question_id) is not None:
+                continue  # still running
+            conversation.pending.remove(pending)
+            changed = True
+            if ended and ended[-1].kind == "result":
+                conversation.turns.append(as_turn(ended[-1].result, conversation.id, pending))
+        conversation.turns.sort(key=lambda t: t.turn)
+        return changed
 
     @abstractmethod
     def _read(self, conversation_id: str) -> Conversation | None: ...
@@ -312,9 +371,7 @@ class ConversationStore(ABC):
 
     @abstractmethod
     @contextmanager
-    def _locked(self, conversation_id: str, create: bool = False) -> Iterator[None]: ...
-
-
+    def _locked(self, conversation_id: str) -> Iterator[None]: ...
 class FileStore(ConversationStore):
     """Embedded mode: one JSON file per conversation under the data directory; expired ones
     read as unknown (and are removed when read)."""
@@ -334,6 +391,7 @@ class FileStore(ConversationStore):
             return None
         if (_now() - conversation.updated_at).total_seconds() > self.ttl_s:
             path.unlink(missing_ok=True)
+            path.with_suffix(".lock").unlink(missing_ok=True)
             return None
         return conversation
 
@@ -344,9 +402,9 @@ class FileStore(ConversationStore):
         partial.replace(path)  # atomic: a reader never sees half a conversation
 
     @contextmanager
-    def _locked(self, conversation_id: str, create: bool = False) -> Iterator[None]:
+    def _locked(self, conversation_id: str) -> Iterator[None]:
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a") as lock:
+        with open(self.root / f"{conversation_id}.lock", "a") as lock:  # one lock per conversation
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 yield
@@ -378,7 +436,7 @@ class RedisConversationStore(ConversationStore):
             raise Unavailable(f"Redis is unavailable: {exc}") from exc
 
     @contextmanager
-    def _locked(self, conversation_id: str, create: bool = False) -> Iterator[None]:
+    def _locked(self, conversation_id: str) -> Iterator[None]:
         try:
             with self._redis.lock(self._prefix + conversation_id + ":lock", timeout=self.LOCK_TTL_S, blocking_timeout=30):
                 yield
@@ -396,13 +454,5 @@ def make_conversation_store(settings: Settings) -> ConversationStore:
 def ask(
     store: ConversationStore, conversation_id: str, request: ConversationQuestion, settings: Settings, questions: QuestionStore
 ) -> TurnResult:
-    """Run one turn: read it with the earlier turns, answer it the way /v1/questions does
-    (services/dispatch.py, ``questions`` is its QuestionStore) and append it."""
-    from services.dispatch import submit  # noqa: PLC0415
-    from services.results import wait_result  # noqa: PLC0415
-
-    conversation = store.get(conversation_id)
-    store.check_room(conversation)
-    state = new_turn_state(request, conversation.turns, settings)
-    result = wait_result(questions, submit(state, settings, questions))
-    return store.append(conversation_id, lambda number: as_turn(result, conversation_id, number, request, state))
+    """One turn, waited for: read with the earlier turns, answered, stored."""
+    return store.finish(conversation_id, store.start(conversation_id, request, settings, questions), questions)

@@ -72,12 +72,36 @@ class TurnResult(QuestionResult):
     follow_up: FollowUpInfo
 
 
+class PendingTurn(BaseModel):
+    """A turn whose question is still in the pipeline: it keeps its number, and the next turn
+    (or any reader) settles it from the question store before reading the conversation."""
+
+    turn: int
+    question_id: str
+    question: str
+    condition: str | None = None
+    follow_up: FollowUpInfo
+
+
 class Conversation(BaseModel):
     id: str
     created_at: datetime
     updated_at: datetime
     max_turns: int
     turns: list[TurnResult] = Field(default_factory=list)
+    pending: list[PendingTurn] = Field(default_factory=list)
+
+
+class TurnStarted(BaseModel):
+    """``wait: false``: the turn's question id; follow it like any question."""
+
+    id: str
+    conversation_id: str
+    turn: int
+    status: Literal["pending"] = "pending"
+    result_url: str
+    events_url: str
+    conversation_url: str
 
 
 class ConversationCreated(BaseModel):

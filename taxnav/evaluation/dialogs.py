@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from shared.config import Settings
-from shared.contracts.conversation import ConversationQuestion, FollowUpInfo, TurnResult
+from shared.contracts.conversation import ConversationQuestion, FollowUpInfo, PendingTurn, TurnResult
 from taxnav.evaluation.scoring import EvalQuestion, FactsFn, QuestionOutcome, QuestionsFileError, score_result
 
 
@@ -62,7 +62,7 @@ class TurnOutcome(BaseModel):
 
 
 def ask_dialog(dialog: Dialog, settings: Settings, facts: FactsFn, store: Any, baseline: bool = True) -> list[TurnOutcome]:
-    from services.conversation import as_turn, new_turn_state  # noqa: PLC0415
+    from services.conversation import as_turn, follow_up_info, new_turn_state  # noqa: PLC0415
     from services.dispatch import submit  # noqa: PLC0415
     from services.results import wait_result  # noqa: PLC0415
     from taxnav.evaluation.harness import api_answer  # noqa: PLC0415
@@ -75,7 +75,8 @@ def ask_dialog(dialog: Dialog, settings: Settings, facts: FactsFn, store: Any, b
         state = new_turn_state(request, earlier, settings)
         result = wait_result(store, submit(state, settings, store))
         latency_ms = (time.perf_counter() - started) * 1000
-        turn = as_turn(result, dialog.id, number, request, state)
+        pending = PendingTurn(turn=number, question_id=state.query.id, question=question.question, follow_up=follow_up_info(state))
+        turn = as_turn(result, dialog.id, pending)
         earlier.append(turn)
         alone = None
         if baseline and number > 1:

@@ -159,3 +159,20 @@ def test_turn_limit_and_expiry(settings: Settings):
         expired = client.get(f"/v1/conversations/{cid}")
         assert expired.status_code == 404 and expired.json()["error"]["type"] == "not_found"
         assert not path.exists()
+
+
+def test_a_turn_not_waited_for_is_followed_like_a_question_and_still_read_by_the_next(client):
+    cid = start(client)
+    response = client.post(f"/v1/conversations/{cid}/questions", json={"question": MILEAGE, "wait": False})
+    assert response.status_code == 202, response.text
+    started = response.json()
+    assert started["turn"] == 1 and started["events_url"] == f"/v1/questions/{started['id']}/events"
+    # Posted at once, before anyone followed the first: the follow-up still reads it.
+    follow = turn(client, cid, MOTORCYCLE)
+    assert follow["turn"] == 2 and follow["follow_up"]["kind"] == "follow_up"
+    assert MILEAGE in follow["follow_up"]["searched"]
+    result = client.get(started["result_url"]).json()
+    assert result["status"] == "answered" and result["question"] == MILEAGE
+    thread = client.get(f"/v1/conversations/{cid}").json()
+    assert [t["turn"] for t in thread["turns"]] == [1, 2] and thread["pending"] == []
+    assert thread["turns"][0]["answer"] == result["answer"]

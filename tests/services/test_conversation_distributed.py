@@ -48,29 +48,26 @@ def test_redis_store_keeps_turns_with_a_ttl_and_a_limit(slice_settings):
 
 
 def test_redis_store_refuses_a_turn_past_the_limit(slice_settings):
-    from services.pipeline import answer_question  # noqa: PLC0415
-    from services.conversation import as_turn  # noqa: PLC0415
+    from services.conversation import ask  # noqa: PLC0415
+    from services.results import MemoryStore  # noqa: PLC0415
 
     settings = redis_settings(slice_settings, max_turns=1)
-    store = RedisConversationStore(settings)
+    store, questions = RedisConversationStore(settings), MemoryStore()
     cid = store.create().id
-    request = ConversationQuestion(question=MILEAGE)
-    state = new_turn_state(request, [], settings)
-    result = answer_question(request, settings)
-    store.append(cid, lambda n: as_turn(result, cid, n, request, state))
+    assert ask(store, cid, ConversationQuestion(question=MILEAGE), settings, questions).turn == 1
     with pytest.raises(TurnLimitReached):
-        store.append(cid, lambda n: as_turn(result, cid, n, request, state))
-    assert len(store.get(cid).turns) == 1
+        ask(store, cid, ConversationQuestion(question=FOLLOW_UP), settings, questions)
+    assert len(store.get(cid).turns) == 1 and store.get(cid).pending == []
 
 
 def test_the_context_crosses_a_celery_hop_in_the_message(slice_settings):
+    from services.conversation import as_turn, follow_up_info  # noqa: PLC0415
     from services.pipeline import STAGES, answer_state, run_stage  # noqa: PLC0415
+    from shared.contracts.conversation import PendingTurn  # noqa: PLC0415
 
-    first = ConversationQuestion(question=MILEAGE)
-    state = new_turn_state(first, [], slice_settings)
-    from services.conversation import as_turn  # noqa: PLC0415
-
-    earlier = [as_turn(answer_state(state, slice_settings), "c", 1, first, state)]
+    state = new_turn_state(ConversationQuestion(question=MILEAGE), [], slice_settings)
+    pending = PendingTurn(turn=1, question_id=state.query.id, question=MILEAGE, follow_up=follow_up_info(state))
+    earlier = [as_turn(answer_state(state, slice_settings), "c", pending)]
     follow = new_turn_state(ConversationQuestion(question=FOLLOW_UP), earlier, slice_settings)
     assert follow.context is not None and follow.context.kind == "follow_up" and follow.context.carried_sections
     for stage in STAGES[:4]:  # through selection: page bundles travel as ids from here on

@@ -4,19 +4,30 @@ stages in process or on the workers) and stored with the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from anyio import to_thread
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from gateway.deps import SettingsDep, StoreDep
-from gateway.errors import documented
-from services.conversation import ConversationStore, ask, make_conversation_store
+from gateway.errors import documented, pipeline_error_response
+from services.conversation import ConversationStore, make_conversation_store
+from services.errors import PipelineError
+from services.results import QuestionStore
 from shared.config import Settings
-from shared.contracts.conversation import Conversation, ConversationCreated, ConversationQuestion, TurnResult
+from shared.contracts.conversation import (
+    Conversation,
+    ConversationCreated,
+    ConversationQuestion,
+    PendingTurn,
+    TurnResult,
+    TurnStarted,
+)
 
 router = APIRouter(prefix="/v1/conversations", tags=["conversations"])
+_finishers: set[asyncio.Future] = set()  # turns nobody waits on, finishing (kept from GC)
 
 ConversationId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
 
@@ -54,20 +65,52 @@ async def create_conversation(request: Request, settings: SettingsDep) -> JSONRe
 @router.post(
     "/{cid}/questions",
     response_model=TurnResult,
-    responses=documented(400, 404, 409, 413, 422, 502, 503, 504),
+    responses={202: {"model": TurnStarted}, **documented(400, 404, 409, 413, 422, 502, 503, 504)},
     summary="Ask a question in a conversation",
     description=(
         "The same body and result as `POST /v1/questions`, plus the turn number and how the question was read "
         "(`follow_up.kind`: first, follow_up or new_subject). A follow-up carries the earlier turns' topic, pages "
         "and verified claims into retrieval. `condition` chooses an option of the previous turn's conflict refusal "
-        "(`refusal.evidence.options[].condition`). Waits for the answer. 404 for an unknown or expired "
+        "(`refusal.evidence.options[].condition`). Waits for the answer; with `wait: false` returns 202 with the "
+        "question's id to follow at `events_url` (the turn is stored when it ends). 404 for an unknown or expired "
         "conversation, 409 past the turn limit, 422 for a condition that is not an option."
     ),
 )
-async def ask_in_conversation(cid: ConversationId, body: ConversationQuestion, request: Request, settings: SettingsDep, questions: StoreDep) -> JSONResponse:
+async def ask_in_conversation(
+    cid: ConversationId,
+    body: ConversationQuestion,
+    request: Request,
+    settings: SettingsDep,
+    questions: StoreDep,
+    wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
+) -> JSONResponse:
     store = _conversations(request, settings)
-    turn = await to_thread.run_sync(ask, store, cid, body, settings, questions)
-    return JSONResponse(turn.model_dump(mode="json"))
+    pending = await to_thread.run_sync(store.start, cid, body, settings, questions)
+    # Finished in every case, so the turn is stored even when nobody waits for it.
+    finisher = asyncio.ensure_future(to_thread.run_sync(_finish, store, cid, pending, questions))
+    if not (body.wait if wait is None else wait):
+        _finishers.add(finisher)
+        finisher.add_done_callback(_finishers.discard)
+        started = TurnStarted(
+            id=pending.question_id,
+            conversation_id=cid,
+            turn=pending.turn,
+            result_url=f"/v1/questions/{pending.question_id}",
+            events_url=f"/v1/questions/{pending.question_id}/events",
+            conversation_url=f"/v1/conversations/{cid}",
+        )
+        return JSONResponse(started.model_dump(), status_code=202)
+    outcome = await finisher
+    if isinstance(outcome, PipelineError):
+        return pipeline_error_response(outcome)
+    return JSONResponse(outcome.model_dump(mode="json"))
+
+
+def _finish(store: ConversationStore, cid: str, pending: PendingTurn, questions: QuestionStore) -> TurnResult | PipelineError:
+    try:
+        return store.finish(cid, pending, questions)
+    except PipelineError as exc:
+        return exc
 
 
 @router.get(
@@ -75,7 +118,8 @@ async def ask_in_conversation(cid: ConversationId, body: ConversationQuestion, r
     response_model=Conversation,
     responses=documented(404, 503),
     summary="A conversation: every turn with its result",
+    description="`turns` in order, each a turn result; `pending` lists turns whose questions are still running.",
 )
-async def get_conversation(cid: ConversationId, request: Request, settings: SettingsDep) -> JSONResponse:
-    conversation = await to_thread.run_sync(_conversations(request, settings).get, cid)
+async def get_conversation(cid: ConversationId, request: Request, settings: SettingsDep, questions: StoreDep) -> JSONResponse:
+    conversation = await to_thread.run_sync(_conversations(request, settings).get, cid, questions)
     return JSONResponse(conversation.model_dump(mode="json"))
