@@ -638,22 +638,6 @@
     try { return JSON.parse(text); } catch (_) { return text; }
   }
 
-  async function postQuestion(question) {
-    let response;
-    try {
-      response = await fetch(api('v1/questions'), {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ question, wait: false }),
-      });
-    } catch (_) {
-      throw new HttpError('Could not reach the navigator service. Check the connection and try again.');
-    }
-    const body = await readJson(response);
-    if (!response.ok) throw new HttpError(errorMessage(body, response.status));
-    return body;
-  }
-
   const isResult = (data) => data && typeof data === 'object' && (data.status === 'answered' || data.status === 'refused');
 
   /** Follow the server-sent events until the result; fall back to polling if the stream drops. */
@@ -710,6 +694,126 @@
     throw new HttpError('The answer took too long. Please try again.');
   }
 
+  // ---- conversations: the thread's id, its permalink (?c=<id>), turns, conflict choices ----
+
+  const conversation = { id: null };
+
+  async function requestJson(path, options) {
+    let response;
+    try {
+      response = await fetch(api(path), {
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, ...options,
+      });
+    } catch (_) {
+      throw new HttpError('Could not reach the navigator service. Check the connection and try again.');
+    }
+    const body = await readJson(response);
+    if (!response.ok) {
+      const error = new HttpError(errorMessage(body, response.status));
+      error.status = response.status;
+      throw error;
+    }
+    return body;
+  }
+
+  /** Put the conversation in the address bar, so reloading or sharing the URL reopens it. */
+  function showConversation(id) {
+    conversation.id = id;
+    const url = new URL(window.location.href);
+    if (id) url.searchParams.set('c', id); else url.searchParams.delete('c');
+    window.history.replaceState(null, '', url);
+    const bar = $('conversation-bar');
+    bar.hidden = !id;
+    if (id) $('conversation-link').href = url.toString();
+  }
+
+  async function startConversation() {
+    const body = await requestJson('v1/conversations', { method: 'POST' });
+    showConversation(body.id);
+  }
+
+  /** Post a turn to the conversation (a new one for the main box); the reply names the
+   *  question to follow, as POST /v1/questions does. An expired conversation starts afresh. */
+  async function postTurn(question, { fresh, condition }) {
+    if (fresh || !conversation.id) await startConversation();
+    const body = JSON.stringify({ question, condition: condition || null, wait: false });
+    const path = () => `v1/conversations/${encodeURIComponent(conversation.id)}/questions`;
+    try {
+      return await requestJson(path(), { method: 'POST', body });
+    } catch (error) {
+      if (error.status !== 404 || fresh) throw error;
+      await startConversation();
+      return requestJson(path(), { method: 'POST', body });
+    }
+  }
+
+  /** Mark a turn with its number and how it was read (a follow-up says so). */
+  function markTurn(turn, number, followUp) {
+    if (number) turn.node.dataset.turn = String(number);
+    const kind = followUp && followUp.kind;
+    if (!kind) return;
+    turn.node.dataset.kind = kind;
+    if (kind === 'follow_up') {
+      turn.node.querySelector('.turn-question').after(el('p', { class: 'turn-kind' },
+        'Follow-up: read with the earlier questions in this conversation.'));
+    }
+  }
+
+  /** A conflict refusal's options as buttons: choosing one asks again under its condition. */
+  function addConflictChoices(turn, result) {
+    const evidence = (result.refusal && result.refusal.category === 'conflict' && result.refusal.evidence) || {};
+    const options = Array.isArray(evidence.options) ? evidence.options.filter((o) => o && typeof o.condition === 'string') : [];
+    const card = turn.node.querySelector('.refusal');
+    if (!options.length || !card) return;
+    const buttons = options.map((option) => {
+      const button = el('button', { type: 'button', class: 'choice' },
+        el('span', { class: 'choice-condition' }, option.condition),
+        typeof option.value === 'string' && option.value ? el('span', { class: 'choice-value' }, ` → ${option.value}`) : null);
+      button.addEventListener('click', () => ask(option.condition, { fresh: false, condition: option.condition }));
+      return button;
+    });
+    card.append(el('div', { class: 'choices' }, el('h4', {}, 'Which case is yours? Choose one to ask again:'), ...buttons));
+  }
+
+  /** Reopen the conversation named in the URL: every turn with its answer or refusal card. */
+  async function reopenConversation(id) {
+    const thread = $('thread');
+    let body;
+    try {
+      body = await requestJson(`v1/conversations/${encodeURIComponent(id)}`, { method: 'GET' });
+    } catch (error) {
+      showConversation(null);
+      thread.replaceChildren(el('li', { class: 'turn notice conversation-missing', role: 'status' },
+        error.status === 404 ? 'That conversation has expired or does not exist. Ask a question to start a new one.' : error.message));
+      return;
+    }
+    showConversation(body.id);
+    thread.replaceChildren();
+    for (const result of body.turns || []) {
+      const turn = new Turn(result.question);
+      thread.append(turn.node);
+      turn.showResult(result);
+      markTurn(turn, result.turn, result.follow_up);
+      addConflictChoices(turn, result);
+    }
+    $('followup-form').hidden = !(body.turns || []).length;
+  }
+
+  function newConversation() {
+    if (current) {
+      current.cancelled = true;
+      if (current.source) current.source.close();
+      current = null;
+    }
+    showConversation(null);
+    $('thread').replaceChildren();
+    panel.close();
+    $('followup-form').hidden = true;
+    $('question').value = '';
+    $('question').focus();
+    announce('New conversation.');
+  }
+
   // ---- the page's flow ----------------------------------------------------------------------
 
   let current = null; // the run in flight: {turn, source, cancelled}
@@ -727,7 +831,7 @@
     }
   }
 
-  async function ask(question, { fresh }) {
+  async function ask(question, { fresh, condition = null }) {
     if (current) {
       current.cancelled = true;
       if (current.source) current.source.close();
@@ -747,7 +851,7 @@
     announce('Question sent. Working on it.');
 
     try {
-      const reply = await postQuestion(question);
+      const reply = await postTurn(question, { fresh, condition });
       if (run.cancelled) return;
       let result;
       if (isResult(reply)) {
@@ -760,6 +864,8 @@
       }
       if (run.cancelled) return;
       turn.showResult(result);
+      markTurn(turn, reply.turn, reply.follow_up);
+      addConflictChoices(turn, result);
     } catch (error) {
       if (run.cancelled) return;
       const message = error instanceof HttpError ? error.message : `Something went wrong in the page: ${error.message}`;
@@ -804,6 +910,9 @@
   document.addEventListener('DOMContentLoaded', () => {
     wireForm('ask-form', 'question', 'question-error', true);
     wireForm('followup-form', 'followup', 'followup-error', false);
+    $('new-conversation').addEventListener('click', newConversation);
+    const reopen = new URLSearchParams(window.location.search).get('c');
+    if (reopen) reopenConversation(reopen);
     $('source-close').addEventListener('click', () => panel.close());
     document.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && !$('source-panel').hidden) panel.close();

@@ -98,6 +98,7 @@ class TurnStarted(BaseModel):
     id: str
     conversation_id: str
     turn: int
+    follow_up: FollowUpInfo
     status: Literal["pending"] = "pending"
     result_url: str
     events_url: str

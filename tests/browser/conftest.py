@@ -119,7 +119,8 @@ class Visit:
         return path
 
     def api_posts(self) -> list[str]:
-        return [url for url in self.requests if url.rstrip("/").endswith("/v1/questions")]
+        """Questions sent: to /v1/questions or to a conversation's /questions."""
+        return [url for url in self.requests if url.rstrip("/").endswith("/questions")]
 
 
 def _open(browser: Browser, base_url: str, viewport: dict[str, int]) -> Iterator[Visit]:

@@ -95,6 +95,7 @@ async def ask_in_conversation(
             id=pending.question_id,
             conversation_id=cid,
             turn=pending.turn,
+            follow_up=pending.follow_up,
             result_url=f"/v1/questions/{pending.question_id}",
             events_url=f"/v1/questions/{pending.question_id}/events",
             conversation_url=f"/v1/conversations/{cid}",
