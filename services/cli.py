@@ -19,7 +19,7 @@ def render(result: QuestionResult) -> str:
     lines: list[str] = []
     if result.status == "refused" and result.refusal:
         lines.append(f"REFUSED ({result.refusal.category}): {result.refusal.message}")
-        for key, value in result.refusal.evidence.items():
+        for key, value in result.refusal.evidence.model_dump(mode="json", exclude={"category"}).items():
             lines.append(f"  {key}: {json.dumps(value, default=str)[:300]}")
         return "\n".join(lines)
     assert result.answer is not None
@@ -29,6 +29,8 @@ def render(result: QuestionResult) -> str:
     lines.append("sources:")
     for c in result.citations:
         lines.append(f"  [{c.paragraph_id}] {c.title} - {c.url}")
+    for r in result.routes:
+        lines.append(f"routed to the {r.manual_title}: {r.part} -> " + ", ".join(p.section_id for p in r.pages))
     return "\n".join(lines)
 
 

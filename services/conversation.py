@@ -38,7 +38,6 @@ from services.results import QuestionStore
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.conversation import (
-    ConflictOption,
     Conversation,
     ConversationContext,
     ConversationQuestion,
@@ -47,6 +46,7 @@ from shared.contracts.conversation import (
     TurnResult,
 )
 from shared.contracts.pipeline import PipelineState
+from shared.contracts.refusals import ConflictOption
 
 # ---- errors (typed: the gateway answers them with their status) ----------------------------
 

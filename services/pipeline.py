@@ -16,6 +16,7 @@ from shared.config import Settings
 from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
+from shared.contracts.refusals import cited_paragraphs
 
 StageStep = Callable[[PipelineState, Settings], PipelineState]
 
@@ -118,7 +119,7 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     base = {"id": state.query.id, "question": question, "trace": state.trace}
     if state.refusal is not None:
         # conflict and stale refusals point at paragraphs: the reader can open them.
-        shown = [str(p) for p in state.refusal.evidence.get("paragraph_ids", [])]
+        shown = cited_paragraphs(state.refusal.evidence)
         citations = _citations(shown, settings, state.query.manual) if shown else []
         return QuestionResult(status="refused", refusal=state.refusal, citations=citations, **base)
     if state.verification is None:
@@ -129,6 +130,7 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
         status="answered",
         answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness),
         citations=_citations(cited, settings, state.query.manual),
+        routes=state.routes,
         **base,
     )
 

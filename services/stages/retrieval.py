@@ -13,11 +13,13 @@ import numpy as np
 
 from shared.config import Settings
 from shared.contracts.conversation import ConversationContext
+from shared.contracts.refusals import ManualEvidence, PageRef
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
-from shared.index import CorpusIndex
+from shared.index import CollectionNotFound, CorpusIndex
+from services.stages import scope
 from services.stages.lexicon import expand
-from services.stages.text import STOPWORDS, corpus_stats, terms, words
+from services.stages.text import STOPWORDS, corpus_stats, query_terms, terms, words
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
 MIN_DEPTH = 50
@@ -120,4 +122,62 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
     state.retrieval = retrieve(state.query, settings, state.context)
+    state.routes, refusal = scope.route(evidence_by_part(state.query, state.retrieval, settings), state.query.manual)
+    state.refusal = refusal
     return state
+
+
+# ---- evidence across manuals (the scope decision, services/stages/scope.py) ----------------
+
+EVIDENCE_DEPTH = 20  # hits per manual looked at for a question's evidence
+EVIDENCE_PAGES = 3  # best pages named per manual
+
+
+def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) -> ManualEvidence:
+    asked = set(query_terms(text))
+    bm25 = [cid for cid, _ in index.bm25_search(" ".join(w for w in words(text) if w not in STOPWORDS), EVIDENCE_DEPTH)] if asked else []
+    dense_hits = index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
+    top = [s for _, s in dense_hits[:3]]
+    dense = float(sum(top) / len(top)) if top else 0.0
+    ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
+    sections = list(dict.fromkeys(section_of(h.chunk_id) for h in ranked))
+    title = max((len(asked & set(terms(index.pages[s].title))) / len(asked) for s in sections), default=0.0) if asked else 0.0
+    pages = [
+        PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
+        for s in sections[:EVIDENCE_PAGES]
+    ]
+    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, pages=pages)
+
+
+def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
+    """The other ingested manuals (settings.ingest.manuals) embedded with the home manual's
+    model: cosines from two different embedders would not compare."""
+    found = []
+    for manual in dict.fromkeys(settings.ingest.manuals):
+        if manual == home.manual:
+            continue
+        try:
+            index = CorpusIndex.open(settings, manual)
+        except CollectionNotFound:
+            continue
+        if index.embed_model == home.embed_model:
+            found.append(index)
+    return found
+
+
+def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Settings) -> list[tuple[str, dict[str, ManualEvidence]]]:
+    """Each manual's evidence for each asking part of the question ([] with no other manual)."""
+    home = CorpusIndex.open(settings, query.manual)
+    others = other_manuals(settings, home)
+    if not others:
+        return []
+    out = []
+    for part in scope.question_parts(query.question):
+        if not settings.retrieval.use_vectors:
+            vector = None
+        elif part == query.question and retrieved.query_vector:
+            vector = np.asarray(retrieved.query_vector, dtype=np.float32)
+        else:
+            vector = query_vector(home, part)
+        out.append((part, {index.manual: manual_evidence(index, part, vector) for index in [home, *others]}))
+    return out

@@ -7,10 +7,17 @@ Two questions, in order:
 2. Is it about employment income? (``out_of_scope``: the question's subject is another tax
    or another kind of income, and nothing in it ties it to a job, an employer or pay.)
 
-The second test weighs two sets of signals rather than matching a list of questions: a
-subject from another tax regime refuses only when no employment signal is present, so "is
-VAT included in my company car benefit?" still goes through while "what's the VAT
-registration threshold?" does not.
+The second test is a fast first filter for taxes no manual here covers (VAT, stamp duty,
+inheritance tax, ...): a subject from another tax regime refuses only when no employment
+signal is present, so "is VAT included in my company car benefit?" still goes through while
+"what's the VAT registration threshold?" does not; it is routed to nothing.
+
+It is never the only judge: once retrieval has run, ``route`` compares the evidence each
+ingested manual gives for each part of the question (services/stages/retrieval.py,
+``manual_evidence``). A question whose every part another manual answers clearly better
+becomes ``out_of_scope`` naming that manual and its best pages; a question with an
+employment part and a part for another manual (a life event) is answered for the employment
+part, and the rest is routed (``QuestionResult.routes``).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from shared.contracts.api import MAX_QUESTION_CHARS, Refusal
+from shared.contracts.refusals import ManualEvidence, MalformedEvidence, OutOfScopeEvidence, Route
 from services.stages.text import STOPWORDS, words
 
 # ---- malformed ------------------------------------------------------------------------
@@ -154,9 +162,88 @@ def check(question: str) -> Refusal | None:
     """The scope guard: a typed refusal, or None when the question may go on to retrieval."""
     reason = malformed_reason(question)
     if reason:
-        return Refusal(category="malformed", message=reason, evidence={"length": len(question)})
+        return Refusal(category="malformed", message=reason, evidence=MalformedEvidence(length=len(question)))
     oos = out_of_scope_reason(question)
     if oos:
         message, subjects = oos
-        return Refusal(category="out_of_scope", message=message, evidence={"subjects": subjects})
+        return Refusal(category="out_of_scope", message=message, evidence=OutOfScopeEvidence(subjects=subjects))
     return None
+
+
+# ---- routing by evidence across manuals --------------------------------------------------
+
+# Another manual takes a part of the question when its evidence beats the home manual's by
+# ROUTE_MARGIN and is itself at least ROUTE_FLOOR (evidence = mean cosine of the three
+# nearest chunks + TITLE_WEIGHT x title share; see shared/contracts/refusals.py). Set from
+# each manual's own page titles asked as questions (every page should stay in its manual),
+# not from any eval question.
+ROUTE_MARGIN = 0.08
+ROUTE_FLOOR = 0.55
+
+# Where a question's clauses part: after a sentence, at a dash or semicolon, and at "and"
+# before a new question ("... taxable and how do I register?").
+_CLAUSE = re.compile(
+    r"(?<=[?.!;])\s+|\s+[-\u2013\u2014]\s+|,?\s+and\s+(?=(?:how|what|when|where|which|who|why|can|could|do|does|did|is|are|should|will|would|must)\b)",
+    re.I,
+)
+
+
+def asks(clause: str) -> bool:
+    """Whether a clause asks something (a question mark, or a question word first)."""
+    first = words(clause)[:1]
+    return clause.rstrip().endswith("?") or bool(first and first[0] in _ASKING)
+
+
+def clauses(question: str) -> list[str]:
+    return [c.strip(" ,;") for c in _CLAUSE.split(question) if c and c.strip(" ,;-")]
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's asking parts, each with its statements as context ("I'm leaving my job
+    to go self-employed; is my redundancy pay taxable and how do I register?" -> the
+    statement + "is my redundancy pay taxable", the statement + "how do I register?"). One
+    part (the whole question) when it asks one thing."""
+    parts = clauses(question)
+    asking = [c for c in parts if asks(c)]
+    if len(asking) <= 1:
+        return [question]
+    context = " ".join(c for c in parts if not asks(c))
+    return [f"{context} {c}".strip() for c in asking]
+
+
+def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str) -> ManualEvidence | None:
+    """The other manual that answers clearly better than the home manual, or None."""
+    others = [e for m, e in evidence.items() if m != home]
+    if not others or home not in evidence:
+        return None
+    best = max(others, key=lambda e: e.score)
+    if best.score >= ROUTE_FLOOR and best.score - evidence[home].score >= ROUTE_MARGIN:
+        return best
+    return None
+
+
+def route(parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], Refusal | None]:
+    """Routes for the parts another manual covers, and the out_of_scope refusal when that
+    is every part (nothing is left for the home manual to answer)."""
+    routes = []
+    for part, evidence in parts:
+        best = belongs_elsewhere(evidence, home)
+        if best is not None:
+            routes.append(
+                Route(
+                    manual=best.manual,
+                    manual_title=best.manual_title,
+                    part=part,
+                    pages=best.pages,
+                    score=round(best.score, 3),
+                    employment_score=round(evidence[home].score, 3),
+                )
+            )
+    if not routes or len(routes) < len(parts):
+        return routes, None
+    named = ", ".join(dict.fromkeys(f"{r.manual_title} ({', '.join(p.section_id for p in r.pages)})" for r in routes))
+    return routes, Refusal(
+        category="out_of_scope",
+        message=f"This question belongs to another manual, not employment income: see the {named}.",
+        evidence=OutOfScopeEvidence(routes=routes),
+    )

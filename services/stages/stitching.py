@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from shared.config import Settings
 from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
 from services.providers import get_provider
 from services.stages import refusals
 from services.stages.verification import paragraphs_of
@@ -27,5 +28,7 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
         if "example" in " ".join(chunk.heading_path).lower()
         for p in chunk.paragraphs
     )
-    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection), examples)
+    index = CorpusIndex.open(settings, state.query.manual)
+    subjects = {p.section_id: index.pages[p.section_id].title for p in state.selection.pages if p.section_id in index.pages}
+    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection), examples, subjects)
     return state

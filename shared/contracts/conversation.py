@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from shared.contracts.api import QuestionRequest, QuestionResult
+from shared.contracts.refusals import ConflictOption
 
 MAX_CONDITION_CHARS = 500
 # first: no earlier turn; follow_up: read with the turns before it; new_subject: asked after
@@ -25,15 +26,6 @@ class CarriedClaim(BaseModel):
 
     text: str
     citations: list[str]
-
-
-class ConflictOption(BaseModel):
-    """One choice of a conflict refusal (``evidence.options``): the value under one condition."""
-
-    condition: str
-    value: str = ""
-    paragraph_id: str = ""
-    section_id: str = ""
 
 
 class ConversationContext(BaseModel):

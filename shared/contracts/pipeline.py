@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Sentence, StageTrace
 from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
+from shared.contracts.refusals import Route
 
 HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling", "context"]  # context: an earlier turn's page
 
@@ -82,5 +83,6 @@ class PipelineState(BaseModel):
     draft: Draft | None = None
     verification: VerificationResult | None = None
     refusal: Refusal | None = None  # set by any stage: later stages pass the state through
+    routes: list[Route] = Field(default_factory=list)  # parts of the question another manual covers
     result: QuestionResult | None = None
     trace: list[StageTrace] = Field(default_factory=list)
