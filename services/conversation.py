@@ -46,7 +46,7 @@ from shared.contracts.conversation import (
     TurnResult,
 )
 from shared.contracts.pipeline import PipelineState
-from shared.contracts.refusals import ConflictOption
+from shared.contracts.refusals import ConflictEvidence, ConflictOption
 
 # ---- errors (typed: the gateway answers them with their status) ----------------------------
 
@@ -99,15 +99,8 @@ def carried_sections(turns: list[TurnResult], limit: int) -> list[str]:
 
 def conflict_options(turn: QuestionResult) -> list[ConflictOption]:
     """The options of a conflict refusal (``evidence.options``); none for other results."""
-    if turn.refusal is None or turn.refusal.category != "conflict":
-        return []
-    options = []
-    for raw in turn.refusal.evidence.get("options", []) or []:
-        try:
-            options.append(ConflictOption.model_validate(raw))
-        except ValueError:
-            continue
-    return options
+    evidence = turn.refusal.evidence if turn.refusal is not None else None
+    return list(evidence.options) if isinstance(evidence, ConflictEvidence) else []
 
 
 def _subject_terms(turns: list[TurnResult]) -> set[str]:
