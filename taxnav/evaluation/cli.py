@@ -38,10 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="settings variants to run (default: all; 'full' always runs, it is the headline)",
     )
+    parser.add_argument(
+        "--dialogs", type=Path, default=None, help="score a dialogs JSONL file turn by turn instead (taxnav/evaluation/dialogs.py)"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.dialogs is not None:
+        from taxnav.evaluation.dialogs import run_cli  # noqa: PLC0415
+
+        return run_cli(args.dialogs, args.out)
     from ingest_worker.ingest import IngestError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415
     from taxnav.evaluation.harness import run_eval  # noqa: PLC0415

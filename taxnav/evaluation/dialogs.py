@@ -180,3 +180,27 @@ def write_dialog_report(dialogs_file: Path, settings: Settings, out_dir: Path, b
     (out_dir / "dialogs.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     (out_dir / "dialogs.md").write_text(render_markdown(report, dialogs_file.name), encoding="utf-8")
     return report
+
+
+def run_cli(dialogs_file: Path, out_dir: Path) -> int:
+    """`taxnav eval --dialogs FILE --out DIR`: dialogs.json and dialogs.md in DIR."""
+    import sys  # noqa: PLC0415
+
+    from shared.config import get_settings  # noqa: PLC0415
+    from shared.index import CollectionNotFound  # noqa: PLC0415
+
+    try:
+        report = write_dialog_report(dialogs_file, get_settings(), out_dir)
+    except (QuestionsFileError, CollectionNotFound) as exc:
+        print(f"taxnav eval: {exc}", file=sys.stderr)
+        return 2
+    s = report["summary"]
+    print(
+        f"{s['turns']} turns; first turns {s['first_turns']['strict_correct']}/{s['first_turns']['n']}, "
+        f"follow-ups {s['follow_ups']['strict_correct']}/{s['follow_ups']['n']} strictly correct "
+        f"(alone, without the conversation: {s['baseline_follow_ups_alone']['strict_correct']}/{s['baseline_follow_ups_alone']['n']}), "
+        f"refused follow-ups right category {s['refused_follow_ups']['right_category']}/{s['refused_follow_ups']['n']}; "
+        f"latency p50 first {s['latency_ms']['first_p50'] or 0:.0f} ms, follow-up {s['latency_ms']['follow_up_p50'] or 0:.0f} ms; "
+        f"report in {out_dir}"
+    )
+    return 0
