@@ -371,7 +371,7 @@ class FileStore(ConversationStore):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        self.root = Path(settings.data_dir) / "conversations"
+        self.root = settings.conversations.dir or Path(settings.data_dir) / "conversations"
 
     def _path(self, conversation_id: str) -> Path:
         return self.root / f"{conversation_id}.json"
