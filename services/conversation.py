@@ -72,12 +72,16 @@ class UnknownCondition(PipelineError):
 
 _LEADING_LINK = re.compile(r"^\W*(?:and|but|or|so|then|what about|how about|what if|if so|in that case)\b", re.I)
 _POINTS_BACK = re.compile(r"\b(?:instead|also|too|either|as well|the same)\b", re.I)
-# Pronouns and definite descriptions ("the figure", "the limit") point at something named earlier.
-_PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such|the)\b", re.I)
+# Pronouns point at something named earlier; so may a definite description ("the figure"),
+# more weakly (it often names its own subject: "the van benefit charge").
+_PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such)\b", re.I)
+_DEFINITE = re.compile(r"\bthe\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}(?:\s*[-/]\s*(?:19|20)?\d{2})?\b")
 SHORT_TERMS = 4  # a question with at most this many content terms leans on its context
 SUBJECT_SHARE = 0.5  # share of a question's terms already in the subject that makes it a follow-up
-EVIDENCE_DEPTH = 20  # keyword hits looked at for the retrieval evidence
+# Keyword hits looked at for the retrieval evidence: deeper for a pronoun, which cannot name
+# its own subject, than for a definite description, which may.
+EVIDENCE_DEPTH = {"pronoun": 20, "definite": 3}
 
 
 def _subject_turns(earlier: list[TurnResult]) -> list[TurnResult]:
@@ -114,14 +118,14 @@ def _subject_terms(turns: list[TurnResult]) -> set[str]:
     return found
 
 
-def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str) -> bool:
+def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str, depth: int) -> bool:
     """Retrieval evidence: the question's own keyword search reaches the subject's pages."""
     from services.stages.retrieval import bm25_text  # noqa: PLC0415
     from shared.contracts.corpus import section_of  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
 
     index = CorpusIndex.open(settings, manual)
-    hits = index.bm25_search(bm25_text(question), EVIDENCE_DEPTH)
+    hits = index.bm25_search(bm25_text(question), depth)
     return any(section_of(cid) in sections for cid, _ in hits)
 
 
@@ -136,14 +140,16 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
     if _POINTS_BACK.search(question):
         reasons.append("points back to the previous turn")
     pronoun = bool(_PRONOUN.search(question))
-    if len(own) <= SHORT_TERMS and pronoun:
+    definite = bool(_DEFINITE.search(question))
+    if len(own) <= SHORT_TERMS and (pronoun or definite):
         reasons.append(f"short ({len(own)} content terms) and refers to something not in it")
     shared = [t for t in own if t in _subject_terms(turns)]
     if own and len(shared) / len(own) >= SUBJECT_SHARE:
         reasons.append(f"{len(shared)} of its {len(own)} terms are the subject's")
     # Undecided: a pronoun in a longer question, or a short one without any, may refer inside
     # itself; it continues the subject when its own search reaches the subject's pages.
-    if not reasons and (pronoun or len(own) <= SHORT_TERMS) and sections and _reaches_subject(question, sections, settings, manual):
+    depth = EVIDENCE_DEPTH["pronoun" if pronoun else "definite"]
+    if not reasons and sections and (pronoun or definite or len(own) <= SHORT_TERMS) and _reaches_subject(question, sections, settings, manual, depth):
         reasons.append("its own search reaches the subject's pages")
     return reasons
 
