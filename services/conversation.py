@@ -218,25 +218,46 @@ def _choose(asked: str, condition: str, earlier: list[TurnResult], limit: int) -
     return f"{previous.follow_up.searched} {chosen.condition}", context
 
 
+def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
+    """How much a sentence says about what the follow-up adds: its new terms the sentence
+    contains, plus one when the sentence's period covers a year the follow-up names."""
+    from services.stages.text import terms, years_named  # noqa: PLC0415
+
+    score = len(new_terms & set(terms(text)))
+    stated = [y for y, _ in years_named(text)]
+    if years and stated and any(min(stated) <= y <= max(stated) for y in years):
+        score += 1
+    return score
+
+
 def after_stage(stage: str, state: PipelineState) -> None:
     """What a conversation turn changes between stages (run by every worker: the context
     travels in the state):
     - after rollup, a chosen conflict option leaves out the pages of the options not chosen;
-    - after stitching, answer claims an earlier turn already made and verified move behind
-      the new ones: the follow-up's answer leads with what it adds, the earlier claims still
-      follow with their citations."""
+    - after stitching, a follow-up's answer leads with the sentences about what it adds (its
+      terms the subject did not have, the years it names), then what earlier turns have not
+      already said, then the rest: earlier claims are reused with their citations, behind."""
     context = state.context
     if context is None:
         return
     if stage == "rollup" and context.excluded_sections and state.rollup is not None:
         state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
-    if stage == "stitching" and context.claims and state.draft is not None:
+    if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
+        from services.stages.text import query_terms, years_named  # noqa: PLC0415
+
         said = {(c.text, tuple(c.citations)) for c in context.claims}
-        answer = [s for s in state.draft.sentences if s.role == "answer"]
-        new = [s for s in answer if (s.text, tuple(s.citations)) not in said]
-        if new:  # nothing new: the earlier claims are the answer
-            repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
-            state.draft.sentences = [*new, *repeated, *(s for s in state.draft.sentences if s.role != "answer")]
+        new_terms = set(query_terms(context.asked)) - set(query_terms(context.topic))
+        years = [y for y, _ in years_named(context.asked)]
+        sentences = state.draft.sentences
+        scores = [answers_follow_up(s.text, new_terms, years) for s in sentences]
+        best = max(scores, default=0)
+        leading = [i for i, score in enumerate(scores) if best and score == best]
+        lead = [sentences[i].model_copy(update={"role": "answer"}) for i in leading]
+        rest = [s for i, s in enumerate(sentences) if i not in leading]
+        answer = [s for s in rest if s.role == "answer"]
+        fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
+        repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
+        state.draft.sentences = [*lead, *fresh, *repeated, *(s for s in rest if s.role != "answer")]
 
 
 def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], settings: Settings) -> PipelineState:

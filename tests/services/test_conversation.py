@@ -64,3 +64,25 @@ def test_claims_already_made_move_behind_the_new_ones_and_unchosen_options_stay_
     state.rollup = RollupResult(pages=[PageBundle(section_id=s, score=1.0, chunks=[]) for s in ("EIM1", "EIM2")])
     after_stage("rollup", state)
     assert [p.section_id for p in state.rollup.pages] == ["EIM1"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "promoted"),
+    [
+        ("And if I'm paid monthly?", "You may pay £18 per month to monthly paid employees."),
+        ("What was it back in 2010-11?", "For 2008-09 to 2011-12 the rate was £3 per week."),
+    ],
+)
+def test_a_follow_up_answer_leads_with_what_the_follow_up_adds(asked, promoted):
+    context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me each week for working from home?")
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    sentences = [
+        _sentence("You may pay £4 per week without records.", "EIM1#c0.p0"),
+        DraftSentence(text="You may pay £18 per month to monthly paid employees.", citations=["EIM1#c0.p1"], role="detail"),
+        DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p2"], role="detail"),
+    ]
+    state.draft = Draft(sentences=sentences)
+    after_stage("stitching", state)
+    first = state.draft.sentences[0]
+    assert first.text == promoted and first.role == "answer"
+    assert {s.text for s in state.draft.sentences} == {s.text for s in sentences}  # reordered, nothing lost
