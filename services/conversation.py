@@ -221,9 +221,10 @@ def _choose(asked: str, condition: str, earlier: list[TurnResult], limit: int) -
 def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     """How much a sentence says about what the follow-up adds: its new terms the sentence
     contains, plus one when the sentence's period covers a year the follow-up names."""
-    from services.stages.text import terms, years_named  # noqa: PLC0415
+    from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
+    from services.stages.text import years_named  # noqa: PLC0415
 
-    score = len(new_terms & set(terms(text)))
+    score = len(new_terms & terms_with_compounds(text))
     stated = [y for y, _ in years_named(text)]
     if years and stated and any(min(stated) <= y <= max(stated) for y in years):
         score += 1

@@ -84,6 +84,13 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
 
 
+def terms_with_compounds(text: str) -> set[str]:
+    """A text's terms, plus the terms of each two adjacent words written as one, so that
+    'motorcycle' or 'payslip' in a question meets 'motor cycle' or 'pay slip' in the manual."""
+    found = words(text)
+    return set(terms(text)) | set(terms(" ".join(a + b for a, b in zip(found, found[1:]))))
+
+
 def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.ndarray | None) -> list[str]:
     """A follow-up's own ranked list: the chunks of the pages earlier turns found, ranked by
     the follow-up's own terms, then by meaning (the searched question's vector)."""
@@ -91,7 +98,7 @@ def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.
     scored = []
     for section in context.carried_sections:
         for chunk in index.page_chunks(section):
-            overlap = len(own & set(terms(chunk.text)))
+            overlap = len(own & terms_with_compounds(chunk.text))
             try:
                 similarity = float(index.chunk_vector(chunk.id) @ vector) if vector is not None and vector.size else 0.0
             except KeyError:  # a chunk without a stored vector ranks on its terms

@@ -86,3 +86,12 @@ def test_a_follow_up_answer_leads_with_what_the_follow_up_adds(asked, promoted):
     first = state.draft.sentences[0]
     assert first.text == promoted and first.role == "answer"
     assert {s.text for s in state.draft.sentences} == {s.text for s in sentences}  # reordered, nothing lost
+
+
+def test_a_word_written_as_one_meets_the_manuals_two():
+    from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
+    from services.stages.text import terms  # noqa: PLC0415
+
+    (motorcycle,) = terms("motorcycle")
+    assert motorcycle in terms_with_compounds("Motor cycle | All | 24p")
+    assert motorcycle not in terms_with_compounds("Car or van | First 10,000 | 45p")
