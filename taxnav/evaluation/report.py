@@ -126,6 +126,8 @@ def build_report(run: EvalRun, questions_file: str) -> dict[str, Any]:
     }
     if run.ingested is not None:
         report["ingest"] = run.ingested
+    if run.judge is not None:
+        report["judge"] = run.judge.model_dump()
     return _round(report)
 
 
@@ -182,6 +184,15 @@ def render_markdown(report: dict[str, Any]) -> str:
     counts = ", ".join(f"{k}: {v}" for k, v in report["verdict_counts"].items()) or "none"
     lines += ["", f"Verifier verdicts over all claims: {counts}.", ""]
 
+    if "judge" in report:
+        j = report["judge"]
+        lines += [
+            f"## Second-opinion judge ({j['judge']})",
+            "",
+            f"Over {j['claims']} claims of the headline variant: correct {_pct(j['correct'])}, grounded in the cited "
+            f"paragraph {_pct(j['grounded'])}; agrees with the verifier (supported = grounded) on {_pct(j['agreement'])}.",
+            "",
+        ]
     lines += ["## Variants (diagnostic)", ""]
     header = ["variant", "overrides", "strict", "lead facts", "claim P", "answer words", "verdict acc", "refusal P", "refusal R"]
     header += [f"recall {s}" for s in stages]

@@ -122,6 +122,10 @@ class ClaimScore(BaseModel):
     grounded: bool
     missing: list[str] = Field(default_factory=list)  # claim facts absent from the cited text
     role: ClaimRole = "answer"
+    # the second-opinion judge's view (``taxnav eval --judge``), None when no judge ran
+    judge_correct: bool | None = None
+    judge_grounded: bool | None = None
+    judge_reason: str = ""
 
 
 class QuestionOutcome(BaseModel):
