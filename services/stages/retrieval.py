@@ -121,11 +121,12 @@ def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) ->
     ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
     sections = list(dict.fromkeys(section_of(h.chunk_id) for h in ranked))
     title = max((len(asked & set(terms(index.pages[s].title))) / len(asked) for s in sections), default=0.0) if asked else 0.0
+    coverage = max((len(asked & set(terms(index.chunks[c].text))) / len(asked) for c in bm25[:5]), default=0.0) if asked else 0.0
     pages = [
         PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
         for s in sections[:EVIDENCE_PAGES]
     ]
-    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, pages=pages)
+    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, coverage=coverage, pages=pages)
 
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:

@@ -50,6 +50,7 @@ class ManualEvidence(BaseModel):
     manual_title: str
     dense: float
     title: float
+    coverage: float = 0.0
     pages: list[PageRef]
 
     @property
