@@ -86,9 +86,9 @@ def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
 
 def ingested_others(settings: Settings, home: str) -> frozenset[str]:
     """The other manuals with a serving collection in the data dir (a file check, no index load)."""
-    from ingest_worker.ingest import serving_path  # noqa: PLC0415
+    from ingest_worker.ingest import ingested_manuals  # noqa: PLC0415
 
-    return frozenset(m for m in settings.ingest.manuals if m != home and serving_path(settings, m) is not None)
+    return frozenset(m for m in ingested_manuals(settings) if m != home)
 
 
 def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:

@@ -15,6 +15,7 @@ from shared.config import Settings
 from shared.contracts.refusals import ManualEvidence, PageRef
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
+from ingest_worker.ingest import ingested_manuals
 from shared.index import CollectionNotFound, CorpusIndex
 from services.stages import scope
 from services.stages.lexicon import expand
@@ -130,10 +131,10 @@ def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) ->
 
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
-    """The other ingested manuals (settings.ingest.manuals) embedded with the home manual's
-    model: cosines from two different embedders would not compare."""
+    """The other manuals ingested in the data dir, embedded with the home manual's model:
+    cosines from two different embedders would not compare."""
     found = []
-    for manual in dict.fromkeys(settings.ingest.manuals):
+    for manual in ingested_manuals(settings):
         if manual == home.manual:
             continue
         try:

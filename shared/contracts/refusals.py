@@ -35,7 +35,7 @@ class PageRef(BaseModel):
     public_updated_at: datetime | None = None
 
 
-TITLE_WEIGHT = 0.5  # a page title holding all the question's terms counts this much over meaning alone
+TITLE_WEIGHT = 0.25  # a page title holding all the question's terms counts this much over meaning alone
 
 
 class ManualEvidence(BaseModel):
