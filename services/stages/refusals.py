@@ -208,14 +208,17 @@ def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozens
     for chunk in chunks:
         if chunk.id in illustrative or not asked & set(terms(" ".join(chunk.heading_path[-2:]) + " " + chunk.text)):
             continue
+        introduced: list[tuple[int, bool]] = []  # the years of a lead-in ("the rates from 6 April 2009 are:")
         for paragraph in chunk.paragraphs:
             if paragraph.kind == "heading":
                 continue
             for statement in _dated_statements(paragraph):
-                named = years_named(statement)
+                named = years_named(statement) or (introduced if paragraph.kind in {"table", "li"} else [])
                 if named and amounts(statement):
                     year, tax_year = max(named)
                     dated.append((year, _year_label(year, tax_year), statement, paragraph))
+            if paragraph.kind == "p":
+                introduced = years_named(paragraph.text) if paragraph.text.rstrip().endswith(":") else []
     if not dated:
         return None, []
     latest = max(y for y, *_ in dated)
@@ -306,15 +309,17 @@ def _words_only(text: str) -> set[str]:
 
 
 def _label(case: Case, other: Case) -> str:
-    """The title when the two titles differ in most words, else the page's first sentence
-    (two pages both titled "laundering uniforms" differ in whom they are for)."""
+    """The page title when both titles have words of their own, else the page's first
+    sentence (two pages both titled "laundering uniforms" differ in whom they are for)."""
     mine, theirs = _words_only(case.title), _words_only(other.title)
-    alike = len(mine & theirs) * 2 >= max(1, min(len(mine), len(theirs)))
-    return (case.lead or case.title) if alike else case.title
+    return case.title if mine - theirs and theirs - mine else case.lead or case.title
 
 
-def _settles(question: str, case: Case, other: Case) -> bool:
-    """The question names something of this case that the other page never mentions."""
+def _settles(question: str, case: Case, other: Case, label: str) -> bool:
+    """The question names this case: its label (a chosen option asks again with it), or a
+    word of its title or first sentence that the other page never uses."""
+    if " ".join(label.lower().split()) in " ".join(question.lower().split()):
+        return True
     return bool(_words_only(question) & (_words_only(case.title + " " + case.lead) - _words_only(other.title + " " + other.text)))
 
 
@@ -363,9 +368,9 @@ def conflict(
                 continue
             ca = cases.get(pa, Case(title=pa, lead="", text=a.text))
             cb = cases.get(pb, Case(title=pb, lead="", text=b.text))
-            if _settles(question, ca, cb) or _settles(question, cb, ca):
-                continue
             la, lb = _label(ca, cb), _label(cb, ca)
+            if _settles(question, ca, cb, la) or _settles(question, cb, ca, lb):
+                continue
             options = [
                 ConflictOption(condition=la, value=", ".join(sorted(fa)), paragraph_id=a.citations[0], section_id=pa),
                 ConflictOption(condition=lb, value=", ".join(sorted(fb)), paragraph_id=b.citations[0], section_id=pb),

@@ -102,7 +102,8 @@ def retrieve(query: Query, settings: Settings) -> RetrievalResult:
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
     state.retrieval = retrieve(state.query, settings)
-    state.routes, refusal = scope.route(evidence_by_part(state.query, state.retrieval, settings), state.query.manual)
+    parts = evidence_by_part(state.query, state.retrieval, settings)
+    state.routes, refusal = scope.route(state.query.question, parts, state.query.manual)
     state.refusal = refusal
     return state
 

@@ -85,8 +85,8 @@ def test_a_subject_another_ingested_manual_covers_goes_on_to_the_evidence() -> N
 def test_question_parts_split_a_life_event_into_its_questions_with_the_context() -> None:
     question = "I'm leaving my job to go self-employed; is my redundancy pay taxable and how do I register?"
     assert question_parts(question) == [
-        "I'm leaving my job to go self-employed is my redundancy pay taxable",
-        "I'm leaving my job to go self-employed how do I register?",
+        "is my redundancy pay taxable",  # says enough on its own
+        "I'm leaving my job to go self-employed how do I register?",  # needs the statement
     ]
     # one question, or a statement then one question: the whole text is the one part
     assert question_parts("How much can my boss pay per mile?") == ["How much can my boss pay per mile?"]
@@ -105,7 +105,7 @@ def _evidence(manual: str, dense: float, title: float = 0.0) -> ManualEvidence:
 def test_route_refuses_out_of_scope_naming_the_manual_that_answers_better() -> None:
     strong = ROUTE_FLOOR + ROUTE_MARGIN
     parts = [("q", {EIM: _evidence(EIM, strong - ROUTE_MARGIN - 0.01), BIM: _evidence(BIM, strong), SAM: _evidence(SAM, 0.2)})]
-    routes, refusal = route(parts, EIM)
+    routes, refusal = route("q", parts, EIM)
     assert refusal is not None and refusal.category == "out_of_scope"
     assert [r.manual for r in routes] == [BIM] and refusal.evidence.routes == routes
     assert routes[0].pages[0].section_id == "BUS1" and "Business Income Manual" in refusal.message
@@ -113,9 +113,9 @@ def test_route_refuses_out_of_scope_naming_the_manual_that_answers_better() -> N
 
 def test_route_keeps_a_question_the_home_manual_answers_about_as_well() -> None:
     close = [("q", {EIM: _evidence(EIM, 0.70), BIM: _evidence(BIM, 0.70 + ROUTE_MARGIN / 2)})]
-    assert route(close, EIM) == ([], None)
+    assert route("q", close, EIM) == ([], None)
     weak = [("q", {EIM: _evidence(EIM, 0.1), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01)})]  # better, but no real home either
-    assert route(weak, EIM) == ([], None)
+    assert route("q", weak, EIM) == ([], None)
 
 
 def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
@@ -123,12 +123,21 @@ def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
         ("is my redundancy pay taxable", {EIM: _evidence(EIM, 0.8), SAM: _evidence(SAM, 0.5)}),
         ("how do I register?", {EIM: _evidence(EIM, 0.5), SAM: _evidence(SAM, 0.5, title=1.0)}),
     ]
-    routes, refusal = route(parts, EIM)
+    routes, refusal = route("q", parts, EIM)
     assert refusal is None
     assert [(r.part, r.manual) for r in routes] == [("how do I register?", SAM)]
 
 
 def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> None:
-    parts = [("As a sole trader, what are my trading profits?", {EIM: _evidence(EIM, 0.5), BIM: _evidence(BIM, 0.52)})]
-    routes, refusal = route(parts, EIM)
+    question = "As a sole trader, what are my trading profits?"
+    parts = [(question, {EIM: _evidence(EIM, 0.5), BIM: _evidence(BIM, 0.52)})]
+    routes, refusal = route(question, parts, EIM)
     assert routes == [] and refusal is not None and refusal.evidence.subjects == ["self-employed trading income"]
+
+
+def test_the_keyword_fallback_reads_the_whole_question_not_only_its_asking_parts() -> None:
+    # the employment tie ("for work") is in a statement, not in either asking part
+    question = "I pay for my own phone for work. Can I claim relief for business calls, and what if my plan includes free minutes?"
+    parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in question_parts(question)]
+    assert len(parts) == 2
+    assert route(question, parts, EIM) == ([], None)
