@@ -136,8 +136,8 @@ def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> No
 
 
 def test_the_keyword_fallback_reads_the_whole_question_not_only_its_asking_parts() -> None:
-    # the employment tie ("for work") is in a statement, not in either asking part
-    question = "I pay for my own phone for work. Can I claim relief for business calls, and what if my plan includes free minutes?"
+    # the employment tie ("my employer") is in a statement; an asking part names VAT
+    question = "My employer gives me a fuel card for my company car. Is VAT included in the fuel benefit, and how is the fuel benefit charge calculated?"
     parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in question_parts(question)]
     assert len(parts) == 2
     assert route(question, parts, EIM) == ([], None)
