@@ -667,6 +667,7 @@
       const routes = renderRoutes(evidence.routes);
       if (routes) card.append(routes);
       delete evidence.routes;
+      if (Array.isArray(evidence.subjects) && !evidence.subjects.length) delete evidence.subjects;
     }
     if (Object.keys(evidence).length) {
       card.append(el('div', { class: 'card-evidence' },
