@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.stages.scope import ROUTE_FLOOR, ROUTE_MARGIN, check, question_parts, route
+from services.stages.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, question_parts, route
 from shared.contracts.refusals import ManualEvidence, PageRef
 
 
@@ -116,6 +116,9 @@ def test_route_keeps_a_question_the_home_manual_answers_about_as_well() -> None:
     assert route("q", close, EIM) == ([], None)
     weak = [("q", {EIM: _evidence(EIM, 0.1), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01)})]  # better, but no real home either
     assert route("q", weak, EIM) == ([], None)
+    # the home manual answers it well: it stays, however much better another manual matches
+    strong_home = [("q", {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.3)})]
+    assert route("q", strong_home, EIM) == ([], None)
 
 
 def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
