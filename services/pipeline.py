@@ -85,7 +85,14 @@ def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     from services.stages import scope  # noqa: PLC0415
 
     query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
-    return PipelineState(query=query, refusal=scope.check(request.question))
+    return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))
+
+
+def ingested_others(settings: Settings, home: str) -> frozenset[str]:
+    """The other manuals with a serving collection in the data dir (a file check, no index load)."""
+    from ingest_worker.ingest import ingested_manuals  # noqa: PLC0415
+
+    return frozenset(m for m in ingested_manuals(settings) if m != home)
 
 
 def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:

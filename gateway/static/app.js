@@ -30,7 +30,7 @@
       title: 'Outside what this navigator covers',
       lead: 'This navigator answers questions about employment income (pay, benefits in kind, ' +
         'expenses, PAYE) from HMRC\'s Employment Income Manual. This question is about something ' +
-        'else, so it has not searched or guessed.',
+        'else, so it has not guessed. Where another HMRC manual covers it, its pages are listed below.',
     },
     low_coverage: {
       icon: '∅',
@@ -41,14 +41,14 @@
     conflict: {
       icon: '⇄',
       title: 'The manual gives different answers',
-      lead: 'Pages of the manual say different things about this, and the question does not say ' +
-        'which situation applies. Here they are side by side.',
+      lead: 'Pages of the manual give different figures for this in different cases, and the question ' +
+        'does not say which case is yours. Choose one to ask again with it, or compare the pages side by side.',
     },
     stale: {
       icon: '◷',
       title: 'The manual may be out of date for this',
-      lead: 'The question is about a later period than the last update of every page that could ' +
-        'answer it, so the manual\'s figures may no longer apply.',
+      lead: 'The question asks for a later period (or today\'s figure) than the pages that answer it ' +
+        'give, so the manual\'s figures may no longer apply. The latest figures it has are below.',
     },
     malformed: {
       icon: '✎',
@@ -354,12 +354,14 @@
       const byParagraph = new Map((result.citations || []).map((c) => [c.paragraph_id, c]));
       if (result.status === 'answered' && result.answer) {
         this.result.replaceChildren(renderAnswer(result.answer, byParagraph));
+        const routes = renderRoutes(result.routes);
+        if (routes) this.result.append(el('section', { class: 'card route-card' }, routes));
         const sentences = result.answer.sentences || [];
         const supported = sentences.filter((s) => s.verdict === 'supported').length;
         announce(`Answer ready: ${sentences.length} sentence${sentences.length === 1 ? '' : 's'}, ` +
           `${supported} fully supported by their sources.`);
       } else if (result.refusal) {
-        this.result.replaceChildren(renderRefusal(result.refusal, byParagraph));
+        this.result.replaceChildren(renderRefusal(result.refusal, byParagraph, result.question));
         const kind = REFUSALS[result.refusal.category];
         announce(`No answer. ${kind ? kind.title : humanise(result.refusal.category)}. ${result.refusal.message || ''}`);
       } else {
@@ -503,6 +505,10 @@
     verdicts: 'Verdicts',
     claims: 'Sentences checked',
     asked_for: 'Period asked about',
+    latest_figures: 'The latest figures the manual has',
+    year: 'Year',
+    text: 'What it says',
+    paragraph_id: 'Paragraph',
     latest_update: 'Latest update of any page that could answer',
     pages: 'Pages that could answer',
     paragraph_ids: 'Paragraphs checked',
@@ -626,16 +632,57 @@
     return parts;
   }
 
-  function renderRefusal(refusal, byParagraph) {
+  /** Conflict options as choices: each asks the question again with its condition
+   *  appended (a follow-up turn in the thread). Consumes `options`. */
+  function renderOptions(evidence, question) {
+    const options = Array.isArray(evidence.options) ? evidence.options : [];
+    delete evidence.options;
+    if (!options.length) return [];
+    return [el('div', { class: 'conflict-options' },
+      el('h4', {}, 'Which case is yours?'),
+      el('ul', { class: 'option-list' }, options.map((option) => {
+        const button = el('button', { type: 'button', class: 'conflict-option', 'data-condition': option.condition },
+          el('span', { class: 'option-condition' }, option.condition),
+          el('span', { class: 'option-value' }, option.value));
+        button.addEventListener('click', () => ask(`${question} (${option.condition})`, { fresh: false }));
+        return el('li', {}, button);
+      })))];
+  }
+
+  /** Where (part of) a question belongs: another manual and its best pages, as links. */
+  function renderRoutes(routes) {
+    if (!Array.isArray(routes) || !routes.length) return null;
+    return el('div', { class: 'routes', 'aria-label': 'Other manuals' },
+      el('h4', {}, 'Covered by another HMRC manual'),
+      routes.map((route) => el('div', { class: 'route', 'data-manual': route.manual },
+        el('p', { class: 'route-part' }, el('strong', {}, `${route.manual_title}: `), route.part),
+        el('ul', { class: 'route-pages' }, (route.pages || []).map((page) => {
+          const href = safeHref(page.url);
+          const text = `${page.section_id}: ${page.title}`;
+          return el('li', {}, href
+            ? el('a', { href, class: 'route-page', rel: 'noopener noreferrer', target: '_blank' }, text,
+              el('span', { class: 'visually-hidden' }, ' (on GOV.UK, opens in a new tab)'))
+            : el('span', {}, text));
+        })))));
+  }
+
+  function renderRefusal(refusal, byParagraph, question) {
     const category = refusal.category;
     const kind = REFUSALS[category] || { icon: '!', title: humanise(category || 'No answer'), lead: '' };
     const evidence = { ...(refusal.evidence || {}) };
+    delete evidence.category; // the card says it
     const card = el('section', { class: `card refusal refusal-${category}`, 'aria-label': `No answer: ${kind.title}`, 'data-category': category },
       el('p', { class: 'card-kicker' }, 'No answer'),
       el('h3', {}, el('span', { class: 'card-icon', 'aria-hidden': 'true' }, kind.icon), kind.title),
       kind.lead ? el('p', { class: 'card-lead' }, kind.lead) : null,
       refusal.message ? el('p', { class: 'card-message' }, el('strong', {}, 'Why: '), refusal.message) : null);
-    if (category === 'conflict') card.append(...renderConflict(evidence, byParagraph));
+    if (category === 'conflict') card.append(...renderOptions(evidence, question), ...renderConflict(evidence, byParagraph));
+    if (category === 'out_of_scope' && Array.isArray(evidence.routes)) {
+      const routes = renderRoutes(evidence.routes);
+      if (routes) card.append(routes);
+      delete evidence.routes;
+      if (Array.isArray(evidence.subjects) && !evidence.subjects.length) delete evidence.subjects;
+    }
     if (Object.keys(evidence).length) {
       card.append(el('div', { class: 'card-evidence' },
         el('h4', {}, category === 'stale' ? 'The dates' : 'Evidence'), renderValue(evidence, byParagraph)));

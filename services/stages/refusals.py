@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime
 
+from pydantic import BaseModel
+
 from shared.contracts.api import Refusal
 from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
 from shared.contracts.pipeline import Draft
@@ -92,6 +94,35 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
             if facts and not any(facts <= stated and about <= words_ for stated, words_ in passages):
                 missing.append(m.group(0))
     return missing
+
+
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_RULE = r"(?:rules?|scheme|regime|arrangements?|exemptions?|relief|allowance|charge|legislation|provisions?|levy|cap|test|treatment|changes?|reforms?)"
+# A bare year that dates a rule: "the 2019 loan charge", "the April 2017 exemption", "the
+# relief introduced in 2016" (not "for 2025-26" or "in the 2025 tax year": those ask for a period).
+_DATED_RULE = re.compile(
+    rf"\b(?:the|a|an|its)\s+(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y1>(?:19|20)\d{{2}})(?![-/\u2013]\d)\s+(?!tax\s+year|year)(?:[\w-]+\s+){{0,3}}?{_RULE}\b"
+    rf"|\b{_RULE}\s+(?:[\w-]+\s+){{0,4}}?(?:introduced|brought\s+in|came\s+in|started|new)\s+(?:in\s+|on\s+|from\s+)?(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y2>(?:19|20)\d{{2}})(?![-/\u2013]\d)",
+    re.I,
+)
+
+
+def later_rule(question: str, pages: list[Page]) -> Refusal | None:
+    """low_coverage for a rule the question dates after the manual's last update ("the 2019
+    loan charge"): the manual cannot contain it. (A later *period* asked of a rule the manual
+    has is ``stale``, not this.)"""
+    if not pages:
+        return None
+    latest = max(p.public_updated_at for p in pages).date()
+    for m in _DATED_RULE.finditer(question):
+        year = int(m.group("y1") or m.group("y2"))
+        if date(year, 1, 1) > latest:
+            return low_coverage(
+                f"The question is about a rule dated {year}, after the manual's pages were last updated ({latest.isoformat()}): the manual does not contain it.",
+                missing=[m.group(0)],
+                searched=[p.section_id for p in pages],
+            )
+    return None
 
 
 def low_coverage(message: str, **evidence: object) -> Refusal:
@@ -177,14 +208,17 @@ def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozens
     for chunk in chunks:
         if chunk.id in illustrative or not asked & set(terms(" ".join(chunk.heading_path[-2:]) + " " + chunk.text)):
             continue
+        introduced: list[tuple[int, bool]] = []  # the years of a lead-in ("the rates from 6 April 2009 are:")
         for paragraph in chunk.paragraphs:
             if paragraph.kind == "heading":
                 continue
             for statement in _dated_statements(paragraph):
-                named = years_named(statement)
+                named = years_named(statement) or (introduced if paragraph.kind in {"table", "li"} else [])
                 if named and amounts(statement):
                     year, tax_year = max(named)
                     dated.append((year, _year_label(year, tax_year), statement, paragraph))
+            if paragraph.kind == "p":
+                introduced = years_named(paragraph.text) if paragraph.text.rstrip().endswith(":") else []
     if not dated:
         return None, []
     latest = max(y for y, *_ in dated)
@@ -254,17 +288,43 @@ def stale(
 
 # ---- conflict -------------------------------------------------------------------------
 
-SAME_QUANTITY = 0.4  # Jaccard of the non-numeric terms of two statements of one quantity
+# Two statements speak of one quantity when every word of the shorter one (at least two) is
+# in the longer one: "The amount of the deduction is £80" / "The amount of the flat rate
+# expense deduction is £100 per year". "Mileage payments are exempt up to 45p" / "Passenger
+# payments are exempt up to 5p" each name their own subject: two quantities, no conflict.
+MIN_SHARED_WORDS = 2
+
+
+class Case(BaseModel):
+    """What a page is about, as a conflict option's condition: its title, and all its text
+    (whose own words tell whether the question already names this case)."""
+
+    title: str
+    lead: str  # the page's first sentence: names the case where titles are alike
+    text: str
 
 
 def _words_only(text: str) -> set[str]:
     return {t for t in terms(text) if not any(ch.isdigit() for ch in t)}
 
 
-def _settles(question: str, condition: str, other: str) -> bool:
-    """The question names what sets this condition apart from the other one."""
-    own = set(terms(condition)) - set(terms(other))
-    return bool(own & set(terms(question)))
+def _label(case: Case, other: Case) -> str:
+    """The page title when both titles have words of their own, else the page's first
+    sentence (two pages both titled "laundering uniforms" differ in whom they are for)."""
+    mine, theirs = _words_only(case.title), _words_only(other.title)
+    return case.title if mine - theirs and theirs - mine else case.lead or case.title
+
+
+def _settles(question: str, case: Case, other: Case, label: str) -> bool:
+    """The question names this case: its label (a chosen option asks again with it), or a
+    word of its title or first sentence that the other page never uses."""
+    if " ".join(label.lower().split()) in " ".join(question.lower().split()):
+        return True
+    return bool(_words_only(question) & (_words_only(case.title + " " + case.lead) - _words_only(other.title + " " + other.text)))
+
+
+def _periods(text: str) -> frozenset[tuple[int, bool]]:
+    return frozenset(years_named(text))
 
 
 def conflict(
@@ -272,20 +332,20 @@ def conflict(
     draft: Draft,
     paragraphs: dict[str, Paragraph],
     illustrative: frozenset[str] = frozenset(),
-    conditions: dict[str, str] | None = None,
+    cases: dict[str, Case] | None = None,
 ) -> Refusal | None:
     """The answer's pages give different amounts for what the question asks, in cases
-    (``conditions``: section id -> the page's subject, its title) the question does not
-    settle; or None.
+    (``cases``: section id -> what the page is about) the question does not settle; or None.
 
-    Only a question asking for a figure, and not naming a year, can conflict. Two answer
-    sentences from different pages conflict when both state an amount of the same kind
-    (pounds, pence, per cent) and no year, the amounts differ, they speak of the same
-    quantity (their words overlap), and the question names neither page's subject. Table
-    rows, worked examples (``illustrative``) and headings carry each case's own figures."""
+    Only a question asking for a figure, and naming no year, can conflict. Two answer
+    sentences from different pages conflict when both state amounts of one kind (pounds,
+    pence, per cent), the amounts differ, they speak of the same quantity (their words
+    overlap), they are not two periods of one rule (both dated, differently), and the
+    question names neither page's case. Table rows, worked examples (``illustrative``) and
+    headings carry each case's own figures and never count."""
     if years_named(question) or not asks_for_figure(question):
         return None
-    conditions = conditions or {}
+    cases = cases or {}
     statements = []
     for s in draft.sentences:
         if s.role != "answer" or not s.citations:
@@ -294,22 +354,26 @@ def conflict(
         if cited is None or cited.kind in {"table", "heading"} or s.citations[0] in illustrative:
             continue
         found = amounts(s.text)
-        if found and not years_named(s.text) and len({_kind(a) for a in found}) == 1:
+        if found and len({_kind(a) for a in found}) == 1:
             statements.append((s, frozenset(found)))
     for i, (a, fa) in enumerate(statements):
         for b, fb in statements[i + 1 :]:
             pa, pb = section_of(a.citations[0]), section_of(b.citations[0])
             if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
                 continue
-            wa, wb = _words_only(a.text), _words_only(b.text)
-            if not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_QUANTITY:
+            if _periods(a.text) and _periods(b.text) and _periods(a.text) != _periods(b.text):
                 continue
-            ca, cb = conditions.get(pa, pa), conditions.get(pb, pb)
-            if _settles(question, ca, cb) or _settles(question, cb, ca):
+            wa, wb = _words_only(a.text), _words_only(b.text)
+            if len(wa & wb) < MIN_SHARED_WORDS or (wa - wb and wb - wa):
+                continue
+            ca = cases.get(pa, Case(title=pa, lead="", text=a.text))
+            cb = cases.get(pb, Case(title=pb, lead="", text=b.text))
+            la, lb = _label(ca, cb), _label(cb, ca)
+            if _settles(question, ca, cb, la) or _settles(question, cb, ca, lb):
                 continue
             options = [
-                ConflictOption(condition=ca, value=", ".join(sorted(fa)), paragraph_id=a.citations[0], section_id=pa),
-                ConflictOption(condition=cb, value=", ".join(sorted(fb)), paragraph_id=b.citations[0], section_id=pb),
+                ConflictOption(condition=la, value=", ".join(sorted(fa)), paragraph_id=a.citations[0], section_id=pa),
+                ConflictOption(condition=lb, value=", ".join(sorted(fb)), paragraph_id=b.citations[0], section_id=pb),
             ]
             return Refusal(
                 category="conflict",
@@ -322,7 +386,7 @@ def conflict(
                         for c in (a.citations[0], b.citations[0])
                     ],
                     statements=[a.text, b.text],
-                    what_would_decide=f"which case applies to you: {ca} or {cb}",
+                    what_would_decide=f"which case is yours: {la} ({', '.join(sorted(fa))}) or {lb} ({', '.join(sorted(fb))})",
                     differing=sorted(fa ^ fb),
                 ),
             )

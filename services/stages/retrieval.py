@@ -16,6 +16,7 @@ from shared.contracts.conversation import ConversationContext
 from shared.contracts.refusals import ManualEvidence, PageRef
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
+from ingest_worker.ingest import ingested_manuals
 from shared.index import CollectionNotFound, CorpusIndex
 from services.stages import scope
 from services.stages.lexicon import expand
@@ -129,7 +130,8 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
     state.retrieval = retrieve(state.query, settings, state.context)
-    state.routes, refusal = scope.route(evidence_by_part(state.query, state.retrieval, settings), state.query.manual)
+    parts = evidence_by_part(state.query, state.retrieval, settings)
+    state.routes, refusal = scope.route(state.query.question, parts, state.query.manual)
     state.refusal = refusal
     return state
 
@@ -149,18 +151,19 @@ def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) ->
     ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
     sections = list(dict.fromkeys(section_of(h.chunk_id) for h in ranked))
     title = max((len(asked & set(terms(index.pages[s].title))) / len(asked) for s in sections), default=0.0) if asked else 0.0
+    coverage = max((len(asked & set(terms(index.chunks[c].text))) / len(asked) for c in bm25[:5]), default=0.0) if asked else 0.0
     pages = [
         PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
         for s in sections[:EVIDENCE_PAGES]
     ]
-    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, pages=pages)
+    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, coverage=coverage, pages=pages)
 
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
-    """The other ingested manuals (settings.ingest.manuals) embedded with the home manual's
-    model: cosines from two different embedders would not compare."""
+    """The other manuals ingested in the data dir, embedded with the home manual's model:
+    cosines from two different embedders would not compare."""
     found = []
-    for manual in dict.fromkeys(settings.ingest.manuals):
+    for manual in ingested_manuals(settings):
         if manual == home.manual:
             continue
         try:

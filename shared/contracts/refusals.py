@@ -35,26 +35,30 @@ class PageRef(BaseModel):
     public_updated_at: datetime | None = None
 
 
-TITLE_WEIGHT = 0.5  # a page title holding all the question's terms counts this much over meaning alone
+TITLE_WEIGHT = 0.25  # a page title holding all the question's terms counts this much over meaning alone
+COVERAGE_WEIGHT = 0.1  # a passage holding all the question's terms counts this much
 
 
 class ManualEvidence(BaseModel):
     """How well one manual answers a question (or a part of one), on a scale that does not
     grow with the manual's size: the mean cosine of the question to the manual's three
     nearest chunks (one embedder for every manual), plus the best share of the question's
-    terms that one candidate page's title holds. A share, not a BM25 score: BM25's idf
-    rewards a word for being rare in *that* manual, so "trading loss" would score highest in
-    the manual that seldom names trading."""
+    terms that one candidate page's title holds, plus the best share one of its five best
+    keyword passages holds. Shares, not BM25 scores: BM25's idf rewards a word for being
+    rare in *that* manual, so "trading loss" would score highest in the manual that seldom
+    names trading. The weights were set on the three manuals' own page titles and page
+    first sentences asked as questions (each should stay in its own manual)."""
 
     manual: str
     manual_title: str
     dense: float
     title: float
+    coverage: float = 0.0
     pages: list[PageRef]
 
     @property
     def score(self) -> float:
-        return self.dense + TITLE_WEIGHT * self.title
+        return self.dense + TITLE_WEIGHT * self.title + COVERAGE_WEIGHT * self.coverage
 
 
 class Route(BaseModel):
