@@ -176,3 +176,10 @@ def test_a_turn_not_waited_for_is_followed_like_a_question_and_still_read_by_the
     thread = client.get(f"/v1/conversations/{cid}").json()
     assert [t["turn"] for t in thread["turns"]] == [1, 2] and thread["pending"] == []
     assert thread["turns"][0]["answer"] == result["answer"]
+
+
+def test_an_unreadable_conversation_file_is_a_typed_404_not_a_500(client, settings):
+    cid = start(client)
+    (Path(settings.data_dir) / "conversations" / f"{cid}.json").write_text("{half a conversa")
+    response = client.get(f"/v1/conversations/{cid}")
+    assert response.status_code == 404 and response.json()["error"]["type"] == "not_found"

@@ -96,3 +96,14 @@ def test_a_conversation_through_real_workers_matches_embedded(cluster, slice_set
         assert distributed["answer"] == embedded_turn["answer"] and distributed["status"] == embedded_turn["status"]
         assert [t["candidate_ids"] for t in distributed["trace"]] == [t["candidate_ids"] for t in embedded_turn["trace"]]
     assert results["distributed"][1]["follow_up"]["kind"] == "follow_up"
+
+
+def test_redis_down_is_a_typed_503_for_conversations(slice_settings):
+    settings = redis_settings(slice_settings)
+    settings.mode = "distributed"
+    settings.stores.backend = "local"
+    settings.redis_url = "redis://127.0.0.1:1/0"  # nothing listens there
+    with TestClient(create_app(settings)) as client:
+        for response in (client.post("/v1/conversations"), client.get("/v1/conversations/abc")):
+            assert response.status_code == 503, response.text
+            assert response.json()["error"]["type"] == "unavailable"
