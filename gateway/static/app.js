@@ -804,13 +804,17 @@
     } catch (error) {
       if (error.status !== 404 || fresh) throw error;
       await startConversation();
-      return requestJson(path(), { method: 'POST', body });
+      return { ...(await requestJson(path(), { method: 'POST', body })), restarted: true };
     }
   }
 
   /** Mark a turn with its number and how it was read (a follow-up says so). */
-  function markTurn(turn, number, followUp) {
+  function markTurn(turn, number, followUp, restarted = false) {
     if (number) turn.node.dataset.turn = String(number);
+    if (restarted) {
+      turn.node.querySelector('.turn-question').after(el('p', { class: 'turn-kind conversation-restarted' },
+        'The earlier conversation had expired, so this was asked in a new one, on its own.'));
+    }
     const kind = followUp && followUp.kind;
     if (!kind) return;
     turn.node.dataset.kind = kind;
@@ -925,7 +929,7 @@
       }
       if (run.cancelled) return;
       turn.showResult(result);
-      markTurn(turn, reply.turn, reply.follow_up);
+      markTurn(turn, reply.turn, reply.follow_up, reply.restarted);
       addConflictChoices(turn, result);
     } catch (error) {
       if (run.cancelled) return;

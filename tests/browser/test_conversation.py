@@ -105,3 +105,19 @@ def test_a_link_to_an_unknown_conversation_says_so_and_starts_afresh(visit: Visi
     ask(visit, MILEAGE)
     expect(page.locator("#thread > .turn")).to_have_count(1)
     conversation_id(visit)
+
+
+def test_a_follow_up_to_an_expired_conversation_starts_a_new_one(visit: Visit, conversations_dir) -> None:
+    page = visit.page
+    ask(visit, MILEAGE)
+    old = conversation_id(visit)
+    (conversations_dir / f"{old}.json").unlink()  # expired (the store forgets it)
+    ask(visit, MOTORCYCLE, box="#followup")
+    expect(last_turn(page).locator(".conversation-restarted")).to_have_text(
+        "The earlier conversation had expired, so this was asked in a new one, on its own."
+    )
+    expect(last_turn(page).locator(".answer, .refusal")).to_have_count(1)  # answered or refused on its own
+    expect(last_turn(page)).to_have_attribute("data-kind", "first")
+    new = conversation_id(visit)
+    assert new != old
+    assert [t["question"] for t in thread_via_api(visit, new)["turns"]] == [MOTORCYCLE]
