@@ -5,15 +5,18 @@ subject or opens a new one:
 - a leading link ("and ...", "what about ...", "what if ...") or a word that points back
   ("instead", "also", "too") makes it a follow-up;
 - so does a short question that leans on what came before (few content terms and a pronoun
-  such as "it" or "that"), or one whose terms mostly come from the current subject;
-- a longer question with a pronoun but none of these is settled by retrieval evidence: a
-  follow-up when its own keyword search reaches the pages the subject already found.
+  or a definite description), or one whose terms mostly come from the current subject;
+- otherwise a question with a pronoun, a definite description or few terms is settled by
+  retrieval evidence: a follow-up when its own keyword search reaches the pages the subject
+  already found (among its best hits; deeper for a pronoun, which cannot name a subject).
 A follow-up is searched as its own words followed by the question that opened the subject
-(whose tax years give way when the follow-up names its own), and retrieval also ranks the
-subject's pages (services/stages/retrieval.py). A choice of a conflict option is a
-follow-up of the conflict turn with that option's condition: the other options' pages are
-left out. The scope guard reads the follow-up's own words, so a follow-up that drifts to
-another tax is refused as out of scope; the later-year check reads the searched question.
+(whose tax years give way when the follow-up names its own); retrieval also ranks the
+subject's pages (services/stages/retrieval.py), and its answer leads with what the follow-up
+adds, the earlier turns' claims reused behind (``after_stage``). A choice of a conflict
+option is a follow-up of the conflict turn with that option's condition: the other options'
+pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
+drifts to another tax is refused as out of scope; the later-year check reads the searched
+question.
 
 The conversations themselves live in a ``ConversationStore``: files in the data directory
 (embedded mode: the gateway and ``taxnav ask --conversation`` share them) or Redis
@@ -45,6 +48,7 @@ from shared.contracts.conversation import (
     PendingTurn,
     TurnResult,
 )
+from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState
 from shared.contracts.refusals import ConflictEvidence, ConflictOption
 
@@ -94,7 +98,7 @@ def carried_sections(turns: list[TurnResult], limit: int) -> list[str]:
     """The subject's pages, latest turn first: cited by answer claims, then selected."""
     found: list[str] = []
     for turn in reversed(turns):
-        cited = [c.split("#")[0] for s in (turn.answer.sentences if turn.answer else []) if s.role == "answer" for c in s.citations]
+        cited = [section_of(c) for s in (turn.answer.sentences if turn.answer else []) if s.role == "answer" for c in s.citations]
         selected = next((t.candidate_ids for t in turn.trace if t.stage == "selection"), [])
         options = [o.section_id for o in conflict_options(turn) if o.section_id]
         found.extend([*cited, *selected[:2], *options])
@@ -121,7 +125,6 @@ def _subject_terms(turns: list[TurnResult]) -> set[str]:
 def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str, depth: int) -> bool:
     """Retrieval evidence: the question's own keyword search reaches the subject's pages."""
     from services.stages.retrieval import bm25_text  # noqa: PLC0415
-    from shared.contracts.corpus import section_of  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
 
     index = CorpusIndex.open(settings, manual)
