@@ -27,6 +27,9 @@ MIN_DEPTH = 50
 
 _VECTORS: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
 _VECTORS_MAX = 256
+# The question's nearest chunks as retrieval found them: the home manual's evidence reads
+# them instead of searching again (services/stages/retrieval.py, manual_evidence).
+_DENSE_HITS: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
 
 
 def remember_vector(index: CorpusIndex, question: str, vector: list[float] | np.ndarray) -> np.ndarray:
@@ -96,7 +99,11 @@ def retrieve(query: Query, settings: Settings) -> RetrievalResult:
     if cfg.use_vectors:
         array = query_vector(index, query.question)
         vector = [float(x) for x in array]
-        lists["vector"] = [cid for cid, _ in index.search_vector(array, depth)]
+        dense = index.search_vector(array, depth)
+        _DENSE_HITS[(index.manual, str(index.generation), query.question)] = dense[:EVIDENCE_DEPTH]
+        while len(_DENSE_HITS) > _VECTORS_MAX:
+            _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
+        lists["vector"] = [cid for cid, _ in dense]
     return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector)
 
 
@@ -117,7 +124,9 @@ EVIDENCE_PAGES = 3  # best pages named per manual
 def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) -> ManualEvidence:
     asked = set(query_terms(text))
     bm25 = [cid for cid, _ in index.bm25_search(" ".join(w for w in words(text) if w not in STOPWORDS), EVIDENCE_DEPTH)] if asked else []
-    dense_hits = index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
+    dense_hits = _DENSE_HITS.get((index.manual, str(index.generation), text)) or (
+        index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
+    )
     top = [s for _, s in dense_hits[:3]]
     dense = float(sum(top) / len(top)) if top else 0.0
     ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
@@ -161,5 +170,9 @@ def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Setting
             vector = np.asarray(retrieved.query_vector, dtype=np.float32)
         else:
             vector = query_vector(home, part)
-        out.append((part, {index.manual: manual_evidence(index, part, vector) for index in [home, *others]}))
+        evidence = {home.manual: manual_evidence(home, part, vector)}
+        # a part the home manual answers well stays home whatever the others say: skip them
+        if evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
+            evidence.update({index.manual: manual_evidence(index, part, vector) for index in others})
+        out.append((part, evidence))
     return out
