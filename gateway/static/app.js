@@ -635,6 +635,20 @@
       })))];
   }
 
+  /** Stale evidence: the latest figures the manual has, each with its year and a button
+   *  that opens its paragraph. Consumes `latest_figures`. */
+  function renderLatestFigures(evidence, byParagraph) {
+    const figures = Array.isArray(evidence.latest_figures) ? evidence.latest_figures : [];
+    delete evidence.latest_figures;
+    if (!figures.length) return [];
+    return [el('div', { class: 'latest-figures' },
+      el('h4', {}, 'The latest figures the manual has'),
+      el('ul', { class: 'figure-list' }, figures.map((figure) => el('li', { class: 'latest-figure', 'data-year': figure.year },
+        el('span', { class: 'figure-year' }, figure.year), ' ',
+        el('q', {}, figure.text), ' ',
+        byParagraph.has(figure.paragraph_id) ? openParagraphButton(figure.paragraph_id, byParagraph) : null))))];
+  }
+
   /** Where (part of) a question belongs: another manual and its best pages, as links. */
   function renderRoutes(routes) {
     if (!Array.isArray(routes) || !routes.length) return null;
@@ -663,6 +677,7 @@
       kind.lead ? el('p', { class: 'card-lead' }, kind.lead) : null,
       refusal.message ? el('p', { class: 'card-message' }, el('strong', {}, 'Why: '), refusal.message) : null);
     if (category === 'conflict') card.append(...renderOptions(evidence, question), ...renderConflict(evidence, byParagraph));
+    if (category === 'stale') card.append(...renderLatestFigures(evidence, byParagraph));
     if (category === 'out_of_scope' && Array.isArray(evidence.routes)) {
       const routes = renderRoutes(evidence.routes);
       if (routes) card.append(routes);
