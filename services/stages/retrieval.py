@@ -137,7 +137,7 @@ def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) ->
         PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
         for s in sections[:EVIDENCE_PAGES]
     ]
-    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, coverage=coverage, pages=pages)
+    return ManualEvidence(manual=index.manual, manual_title=index.title.strip(), dense=dense, title=title, coverage=coverage, pages=pages)
 
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
