@@ -18,13 +18,14 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
-# Ingest the EIM from the local corpus, start the gateway, ask one question through its API.
+# Ingest the three manuals (EIM, BIM, SAM: questions for the other two are routed there) from
+# the local corpus, start the gateway, ask one question through its API.
 demo: setup
-	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE)
+	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
 	$(PY) -m gateway.demo --data-dir $(DATA_DIR) --port $(PORT) --question "$(QUESTION)"
 
 ingest: setup
-	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE)
+	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
 
 # All three manuals in ../shared/corpus (EIM, BIM, SAM), each into its own collection.
 ingest-all: setup

@@ -361,7 +361,7 @@
         announce(`Answer ready: ${sentences.length} sentence${sentences.length === 1 ? '' : 's'}, ` +
           `${supported} fully supported by their sources.`);
       } else if (result.refusal) {
-        this.result.replaceChildren(renderRefusal(result.refusal, byParagraph, result.question));
+        this.result.replaceChildren(renderRefusal(result.refusal, byParagraph));
         const kind = REFUSALS[result.refusal.category];
         announce(`No answer. ${kind ? kind.title : humanise(result.refusal.category)}. ${result.refusal.message || ''}`);
       } else {
@@ -632,9 +632,9 @@
     return parts;
   }
 
-  /** Conflict options as choices: each asks the question again with its condition
-   *  appended (a follow-up turn in the thread). Consumes `options`. */
-  function renderOptions(evidence, question) {
+  /** Conflict options as choices: each is the conversation's next turn, the question asked
+   *  again under its condition. Consumes `options`. */
+  function renderOptions(evidence) {
     const options = Array.isArray(evidence.options) ? evidence.options : [];
     delete evidence.options;
     if (!options.length) return [];
@@ -644,9 +644,24 @@
         const button = el('button', { type: 'button', class: 'conflict-option', 'data-condition': option.condition },
           el('span', { class: 'option-condition' }, option.condition),
           el('span', { class: 'option-value' }, option.value));
-        button.addEventListener('click', () => ask(`${question} (${option.condition})`, { fresh: false }));
+        // A conversation turn that chooses this option (services/conversation.py).
+        button.addEventListener('click', () => ask(option.condition, { fresh: false, condition: option.condition }));
         return el('li', {}, button);
       })))];
+  }
+
+  /** Stale evidence: the latest figures the manual has, each with its year and a button
+   *  that opens its paragraph. Consumes `latest_figures`. */
+  function renderLatestFigures(evidence, byParagraph) {
+    const figures = Array.isArray(evidence.latest_figures) ? evidence.latest_figures : [];
+    delete evidence.latest_figures;
+    if (!figures.length) return [];
+    return [el('div', { class: 'latest-figures' },
+      el('h4', {}, 'The latest figures the manual has'),
+      el('ul', { class: 'figure-list' }, figures.map((figure) => el('li', { class: 'latest-figure', 'data-year': figure.year },
+        el('span', { class: 'figure-year' }, figure.year), ' ',
+        el('q', {}, figure.text), ' ',
+        byParagraph.has(figure.paragraph_id) ? openParagraphButton(figure.paragraph_id, byParagraph) : null))))];
   }
 
   /** Where (part of) a question belongs: another manual and its best pages, as links. */
@@ -666,7 +681,7 @@
         })))));
   }
 
-  function renderRefusal(refusal, byParagraph, question) {
+  function renderRefusal(refusal, byParagraph) {
     const category = refusal.category;
     const kind = REFUSALS[category] || { icon: '!', title: humanise(category || 'No answer'), lead: '' };
     const evidence = { ...(refusal.evidence || {}) };
@@ -676,7 +691,8 @@
       el('h3', {}, el('span', { class: 'card-icon', 'aria-hidden': 'true' }, kind.icon), kind.title),
       kind.lead ? el('p', { class: 'card-lead' }, kind.lead) : null,
       refusal.message ? el('p', { class: 'card-message' }, el('strong', {}, 'Why: '), refusal.message) : null);
-    if (category === 'conflict') card.append(...renderOptions(evidence, question), ...renderConflict(evidence, byParagraph));
+    if (category === 'conflict') card.append(...renderOptions(evidence), ...renderConflict(evidence, byParagraph));
+    if (category === 'stale') card.append(...renderLatestFigures(evidence, byParagraph));
     if (category === 'out_of_scope' && Array.isArray(evidence.routes)) {
       const routes = renderRoutes(evidence.routes);
       if (routes) card.append(routes);
@@ -824,22 +840,6 @@
     }
   }
 
-  /** A conflict refusal's options as buttons: choosing one asks again under its condition. */
-  function addConflictChoices(turn, result) {
-    const evidence = (result.refusal && result.refusal.category === 'conflict' && result.refusal.evidence) || {};
-    const options = Array.isArray(evidence.options) ? evidence.options.filter((o) => o && typeof o.condition === 'string') : [];
-    const card = turn.node.querySelector('.refusal');
-    if (!options.length || !card) return;
-    const buttons = options.map((option) => {
-      const button = el('button', { type: 'button', class: 'choice' },
-        el('span', { class: 'choice-condition' }, option.condition),
-        typeof option.value === 'string' && option.value ? el('span', { class: 'choice-value' }, ` → ${option.value}`) : null);
-      button.addEventListener('click', () => ask(option.condition, { fresh: false, condition: option.condition }));
-      return button;
-    });
-    card.append(el('div', { class: 'choices' }, el('h4', {}, 'Which case is yours? Choose one to ask again:'), ...buttons));
-  }
-
   /** Reopen the conversation named in the URL: every turn with its answer or refusal card. */
   async function reopenConversation(id) {
     const thread = $('thread');
@@ -859,7 +859,6 @@
       thread.append(turn.node);
       turn.showResult(result);
       markTurn(turn, result.turn, result.follow_up);
-      addConflictChoices(turn, result);
     }
     $('followup-form').hidden = !(body.turns || []).length;
   }
@@ -930,7 +929,6 @@
       if (run.cancelled) return;
       turn.showResult(result);
       markTurn(turn, reply.turn, reply.follow_up, reply.restarted);
-      addConflictChoices(turn, result);
     } catch (error) {
       if (run.cancelled) return;
       const message = error instanceof HttpError ? error.message : `Something went wrong in the page: ${error.message}`;

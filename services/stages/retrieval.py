@@ -28,6 +28,9 @@ MIN_DEPTH = 50
 
 _VECTORS: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
 _VECTORS_MAX = 256
+# The question's nearest chunks as retrieval found them: the home manual's evidence reads
+# them instead of searching again (services/stages/retrieval.py, manual_evidence).
+_DENSE_HITS: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
 
 
 def remember_vector(index: CorpusIndex, question: str, vector: list[float] | np.ndarray) -> np.ndarray:
@@ -120,7 +123,11 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
     if cfg.use_vectors:
         array = query_vector(index, query.question)
         vector = [float(x) for x in array]
-        lists["vector"] = [cid for cid, _ in index.search_vector(array, depth)]
+        dense = index.search_vector(array, depth)
+        _DENSE_HITS[(index.manual, str(index.generation), query.question)] = dense[:EVIDENCE_DEPTH]
+        while len(_DENSE_HITS) > _VECTORS_MAX:
+            _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
+        lists["vector"] = [cid for cid, _ in dense]
     if context is not None and context.carried_sections:
         lists["context"] = carried_chunks(index, context, np.asarray(vector, dtype=np.float32) if vector else None)
     if context is not None and context.excluded_sections:
@@ -145,7 +152,9 @@ EVIDENCE_PAGES = 3  # best pages named per manual
 def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) -> ManualEvidence:
     asked = set(query_terms(text))
     bm25 = [cid for cid, _ in index.bm25_search(" ".join(w for w in words(text) if w not in STOPWORDS), EVIDENCE_DEPTH)] if asked else []
-    dense_hits = index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
+    dense_hits = _DENSE_HITS.get((index.manual, str(index.generation), text)) or (
+        index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
+    )
     top = [s for _, s in dense_hits[:3]]
     dense = float(sum(top) / len(top)) if top else 0.0
     ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
@@ -156,7 +165,7 @@ def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) ->
         PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
         for s in sections[:EVIDENCE_PAGES]
     ]
-    return ManualEvidence(manual=index.manual, manual_title=index.title, dense=dense, title=title, coverage=coverage, pages=pages)
+    return ManualEvidence(manual=index.manual, manual_title=index.title.strip(), dense=dense, title=title, coverage=coverage, pages=pages)
 
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
@@ -189,5 +198,9 @@ def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Setting
             vector = np.asarray(retrieved.query_vector, dtype=np.float32)
         else:
             vector = query_vector(home, part)
-        out.append((part, {index.manual: manual_evidence(index, part, vector) for index in [home, *others]}))
+        evidence = {home.manual: manual_evidence(home, part, vector)}
+        # a part the home manual answers well stays home whatever the others say: skip them
+        if evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
+            evidence.update({index.manual: manual_evidence(index, part, vector) for index in others})
+        out.append((part, evidence))
     return out

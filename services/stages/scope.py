@@ -30,7 +30,7 @@ from pathlib import Path
 
 from shared.contracts.api import MAX_QUESTION_CHARS, Refusal
 from shared.contracts.refusals import ManualEvidence, MalformedEvidence, OutOfScopeEvidence, Route
-from services.stages.text import STOPWORDS, query_terms, words
+from services.stages.text import STOPWORDS, query_terms, terms, words
 
 # ---- malformed ------------------------------------------------------------------------
 
@@ -211,6 +211,11 @@ ROUTE_FLOOR = 0.5
 # 0 of 314 EIM titles and 1 of 262 first sentences leave; 238/260 and 208/220 BIM, 139/139
 # and 110/118 SAM still go home.
 ROUTE_HOME_CEILING = 0.8
+# A part naming fewer subjects than this ("what are the rules on background?") matches
+# something everywhere: its evidence cannot tell manuals apart, so it is never routed.
+ROUTE_MIN_TERMS = 2
+# Words that frame a question about any subject, not the subject itself.
+_FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
 
 # Where a question's clauses part: after a sentence, at a dash or semicolon, and at "and"
 # before a new question ("... taxable and how do I register?").
@@ -265,6 +270,8 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     is every part (nothing is left for the home manual to answer)."""
     routes = []
     for part, evidence in parts:
+        if len(set(query_terms(part)) - _FRAME_WORDS) < ROUTE_MIN_TERMS:
+            continue
         best = belongs_elsewhere(evidence, home)
         if best is not None:
             routes.append(

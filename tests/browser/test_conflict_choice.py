@@ -29,9 +29,9 @@ def test_a_conflict_option_chosen_on_the_card_is_the_next_turn(visit: Visit) -> 
     ask(visit, QUESTION)
     card = last_turn(page).locator(".refusal")
     expect(card).to_have_attribute("data-category", "conflict")
-    choices = card.locator(".choices button.choice")
+    choices = card.locator(".conflict-option")
     expect(choices).to_have_count(2)
-    day = card.locator(".choices button.choice", has_text="day shift workers")
+    day = card.locator(".conflict-option", has_text="day shift workers")
     expect(day).to_contain_text("£80")
     visit.shot("22-conflict-choices")
 

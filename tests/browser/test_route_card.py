@@ -71,3 +71,19 @@ def test_the_route_card_fits_a_phone(phone_visit: Visit) -> None:
     expect(last_turn(phone_visit.page).locator(".routes a.route-page").first).to_be_visible()
     assert phone_visit.page.evaluate("document.documentElement.scrollWidth") <= phone_visit.page.viewport_size["width"]
     phone_visit.shot("phone-refusal-out-of-scope-routed")
+
+
+def test_the_stale_card_shows_the_latest_figures_with_their_year_and_paragraph(visit: Visit) -> None:
+    question = "What is the homeworking allowance this year?"
+    expected = api_result(visit.base_url, question)
+    assert expected["status"] == "refused" and expected["refusal"]["category"] == "stale", expected.get("refusal")
+    figures = expected["refusal"]["evidence"]["latest_figures"]
+    assert figures and all(f["year"] == "2012" for f in figures)
+    ask(visit, question)
+    items = last_turn(visit.page).locator(".refusal .latest-figure")
+    expect(items).to_have_count(len(figures))
+    for item, figure in zip(items.all(), figures):
+        expect(item).to_have_attribute("data-year", figure["year"])
+        expect(item.locator("q")).to_have_text(figure["text"])
+        expect(item.locator("button")).to_contain_text(figure["section_id"])
+    visit.shot("refusal-stale-latest-figures")

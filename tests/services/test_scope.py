@@ -104,7 +104,7 @@ def _evidence(manual: str, dense: float, title: float = 0.0) -> ManualEvidence:
 
 def test_route_refuses_out_of_scope_naming_the_manual_that_answers_better() -> None:
     strong = ROUTE_FLOOR + ROUTE_MARGIN
-    parts = [("q", {EIM: _evidence(EIM, strong - ROUTE_MARGIN - 0.01), BIM: _evidence(BIM, strong), SAM: _evidence(SAM, 0.2)})]
+    parts = [("farming losses relief", {EIM: _evidence(EIM, strong - ROUTE_MARGIN - 0.01), BIM: _evidence(BIM, strong), SAM: _evidence(SAM, 0.2)})]
     routes, refusal = route("q", parts, EIM)
     assert refusal is not None and refusal.category == "out_of_scope"
     assert [r.manual for r in routes] == [BIM] and refusal.evidence.routes == routes
@@ -112,23 +112,26 @@ def test_route_refuses_out_of_scope_naming_the_manual_that_answers_better() -> N
 
 
 def test_route_keeps_a_question_the_home_manual_answers_about_as_well() -> None:
-    close = [("q", {EIM: _evidence(EIM, 0.70), BIM: _evidence(BIM, 0.70 + ROUTE_MARGIN / 2)})]
+    close = [("farming losses relief", {EIM: _evidence(EIM, 0.70), BIM: _evidence(BIM, 0.70 + ROUTE_MARGIN / 2)})]
     assert route("q", close, EIM) == ([], None)
-    weak = [("q", {EIM: _evidence(EIM, 0.1), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01)})]  # better, but no real home either
+    weak = [("farming losses relief", {EIM: _evidence(EIM, 0.1), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01)})]  # better, but no real home either
     assert route("q", weak, EIM) == ([], None)
     # the home manual answers it well: it stays, however much better another manual matches
-    strong_home = [("q", {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.3)})]
+    strong_home = [("farming losses relief", {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.3)})]
+    # a part naming one subject matches something everywhere: never routed on that
+    vague = [("What are the rules on background?", {EIM: _evidence(EIM, 0.3), BIM: _evidence(BIM, 0.9)})]
+    assert route("What are the rules on background?", vague, EIM) == ([], None)
     assert route("q", strong_home, EIM) == ([], None)
 
 
 def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
     parts = [
         ("is my redundancy pay taxable", {EIM: _evidence(EIM, 0.8), SAM: _evidence(SAM, 0.5)}),
-        ("how do I register?", {EIM: _evidence(EIM, 0.5), SAM: _evidence(SAM, 0.5, title=1.0)}),
+        ("going self-employed how do I register?", {EIM: _evidence(EIM, 0.5), SAM: _evidence(SAM, 0.5, title=1.0)}),
     ]
     routes, refusal = route("q", parts, EIM)
     assert refusal is None
-    assert [(r.part, r.manual) for r in routes] == [("how do I register?", SAM)]
+    assert [(r.part, r.manual) for r in routes] == [("going self-employed how do I register?", SAM)]
 
 
 def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> None:
