@@ -88,6 +88,13 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
 
 
+def has_own_subject(question: str) -> bool:
+    """More content terms than an elliptical follow-up has (services/conversation.py SHORT_TERMS)."""
+    from services.conversation import SHORT_TERMS  # noqa: PLC0415
+
+    return len(query_terms(question)) > SHORT_TERMS
+
+
 def terms_with_compounds(text: str) -> set[str]:
     """A text's terms, plus the terms of each two adjacent words written as one, so that
     'motorcycle' or 'payslip' in a question meets 'motor cycle' or 'pay slip' in the manual."""
@@ -137,8 +144,13 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
     state.retrieval = retrieve(state.query, settings, state.context)
-    parts = evidence_by_part(state.query, state.retrieval, settings)
-    state.routes, refusal = scope.route(state.query.question, parts, state.query.manual)
+    scoped = state.query
+    if state.context is not None and state.context.kind == "follow_up":
+        # A follow-up is routed on its own words (its topic was routed in its own turn); an
+        # elliptical one names no subject of its own and stays with its subject's manual.
+        scoped = state.query.model_copy(update={"question": state.context.asked})
+    parts = evidence_by_part(scoped, state.retrieval, settings) if has_own_subject(scoped.question) or scoped is state.query else []
+    state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
     return state
 
