@@ -12,6 +12,7 @@ import pytest
 from shared.config import get_settings
 from taxnav.chat import chat
 from taxnav.cli import main
+from tests.gateway.test_conversation_conflict import choice_settings  # noqa: F401  (the fixture)
 
 MILEAGE = "How much can my employer pay me per mile, tax free, when I drive my own car on business trips?"
 
@@ -54,3 +55,23 @@ def test_ask_with_conversation_continues_it_and_unknown_ids_fail_cleanly(data_di
     assert len(stored(data_dir)[0]["turns"]) == 2
     assert main(["ask", "--conversation", "no-such-id", "And for a van?"]) == 2
     assert "No conversation no-such-id" in capsys.readouterr().err
+
+
+def test_chat_chooses_a_conflict_option_by_number(choice_settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: F811
+    from tests.gateway.test_conversation_conflict import QUESTION  # noqa: PLC0415
+
+    monkeypatch.setenv("TAXNAV_DATA_DIR", str(choice_settings.data_dir))
+    monkeypatch.setenv("TAXNAV_CONVERSATIONS__DIR", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        out = io.StringIO()
+        assert chat(io.StringIO(f"{QUESTION}\n/choose 3\n/choose 1\n"), out) == 0
+    finally:
+        get_settings.cache_clear()
+    text = out.getvalue()
+    assert "REFUSED (conflict)" in text and "/choose 2:" in text
+    assert "no option 3: the last turn offers 2" in text
+    first_option = text.split("/choose 1: ", 1)[1].split(" -> ", 1)[0]
+    (conversation,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert [t["condition"] for t in conversation["turns"]] == [None, first_option]
+    assert conversation["turns"][1]["status"] == "answered"
