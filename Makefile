@@ -44,12 +44,14 @@ redis:
 	  redis-cli -h 127.0.0.1 -p $(REDIS_PORT) ping >/dev/null || { echo "redis-server did not start on $(REDIS_PORT)" >&2; exit 1; }; \
 	fi
 
+# Ingest the three manuals (EIM, BIM, SAM: questions for the other two are routed there) from
+# the local corpus, start the gateway, ask one question through its API.
 demo: setup
-	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE)
+	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
 	$(PY) -m gateway.demo --data-dir $(DATA_DIR) --port $(PORT) --question "$(QUESTION)"
 
 ingest: setup
-	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE)
+	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
 
 # All three manuals in ../shared/corpus (EIM, BIM, SAM), each into its own collection.
 ingest-all: setup

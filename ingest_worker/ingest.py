@@ -122,6 +122,14 @@ def serving_path(settings: Settings, manual: str) -> Path | None:
     return target if (target / MANIFEST).is_file() else None
 
 
+def ingested_manuals(settings: Settings) -> list[str]:
+    """The manuals with a serving collection in the data dir (a directory listing, no index load)."""
+    root = Path(settings.data_dir) / COLLECTIONS
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and serving_path(settings, p.name) is not None)
+
+
 def new_generation_name() -> str:
     # Sortable, lower case (OpenSearch index names), unique per microsecond.
     return "g" + datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")

@@ -32,9 +32,10 @@ def render(result: QuestionResult) -> list[Line]:
     if result.status == "refused" and result.refusal:
         refusal = result.refusal
         lines: list[Line] = [(0, Text.assemble(("Refused: ", "bold red"), (refusal.category, "bold"))), (0, Text(refusal.message))]
-        if refusal.evidence:
+        evidence = refusal.evidence.model_dump(mode="json", exclude={"category"})
+        if evidence:
             lines.append((0, Text("Evidence", style="bold")))
-            lines.extend(_evidence(refusal.evidence, indent=1))
+            lines.extend(_evidence(evidence, indent=1))
         return lines
     assert result.answer is not None
     number = {c.paragraph_id: n for n, c in enumerate(result.citations, start=1)}
@@ -58,6 +59,8 @@ def render(result: QuestionResult) -> list[Line]:
         page = cited[0]
         updated = f"(updated {page.public_updated_at:%Y-%m-%d}) "
         lines.append((1, Text.assemble((markers + " ", "cyan"), f"{section_id} {page.title} ", (updated, "dim"), page.url)))
+    for r in result.routes:
+        lines.append((0, Text(f"Routed to the {r.manual_title}: {r.part} -> " + ", ".join(p.section_id for p in r.pages))))
     return lines
 
 
@@ -115,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415
     from taxnav.cli import Exit  # noqa: PLC0415
 
+    if args.conversation:
+        from taxnav.chat import run_ask  # noqa: PLC0415
+
+        return run_ask(args)
     settings = get_settings()
     manual = args.manual or settings.manual
     available = ingested_manuals(settings.data_dir)
@@ -165,4 +172,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("question", help="the question, in quotes")
     parser.add_argument("--json", action="store_true", help="print the result JSON (as the API returns it)")
     parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual, the EIM)")
+    parser.add_argument("--conversation", default=None, metavar="ID", help="ask as the next turn of conversation ID ('new' starts one)")
+    parser.add_argument("--condition", default=None, help="with --conversation: choose this option of the previous turn's conflict")
     parser.set_defaults(func=run)

@@ -16,6 +16,7 @@ from shared.config import Settings
 from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
+from shared.contracts.refusals import cited_paragraphs
 
 StageStep = Callable[[PipelineState, Settings], PipelineState]
 
@@ -33,6 +34,10 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
         return state
     started = time.perf_counter()
     state = stage.step(state, settings)
+    if state.context is not None:
+        from services.conversation import after_stage  # noqa: PLC0415
+
+        after_stage(stage.name, state)
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
     )
@@ -80,7 +85,14 @@ def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     from services.stages import scope  # noqa: PLC0415
 
     query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
-    return PipelineState(query=query, refusal=scope.check(request.question))
+    return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))
+
+
+def ingested_others(settings: Settings, home: str) -> frozenset[str]:
+    """The other manuals with a serving collection in the data dir (a file check, no index load)."""
+    from ingest_worker.ingest import ingested_manuals  # noqa: PLC0415
+
+    return frozenset(m for m in ingested_manuals(settings) if m != home)
 
 
 def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:
@@ -109,10 +121,12 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
 
 def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     """The client's view of a finished (or refused) pipeline state."""
-    base = {"id": state.query.id, "question": state.query.question, "trace": state.trace}
+    # A conversation turn shows the person's own words, not the question as searched.
+    question = state.context.asked if state.context is not None else state.query.question
+    base = {"id": state.query.id, "question": question, "trace": state.trace}
     if state.refusal is not None:
         # conflict and stale refusals point at paragraphs: the reader can open them.
-        shown = [str(p) for p in state.refusal.evidence.get("paragraph_ids", [])]
+        shown = cited_paragraphs(state.refusal.evidence)
         citations = _citations(shown, settings, state.query.manual) if shown else []
         return QuestionResult(status="refused", refusal=state.refusal, citations=citations, **base)
     if state.verification is None:
@@ -123,6 +137,7 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
         status="answered",
         answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness),
         citations=_citations(cited, settings, state.query.manual),
+        routes=state.routes,
         **base,
     )
     # How old the answer's figures are: the newest update of the pages it cites.
@@ -134,7 +149,13 @@ def answer_question(
     request: QuestionRequest, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
 ) -> QuestionResult:
     """Embedded mode: every stage in this process, in order."""
-    state = new_state(request, settings)
+    return answer_state(new_state(request, settings), settings, on_event)
+
+
+def answer_state(
+    state: PipelineState, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
+) -> QuestionResult:
+    """Embedded mode for a prepared envelope (a conversation turn carries its context)."""
     for stage in STAGES:
         done = len(state.trace)
         state = run_stage(stage, state, settings)

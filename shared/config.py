@@ -95,6 +95,13 @@ class GatewaySettings(BaseModel):
     embedded_threads: int = 4  # questions run at once in embedded mode
 
 
+class ConversationSettings(BaseModel):
+    ttl_s: int = 86_400  # a conversation expires this long after its last turn
+    max_turns: int = 20  # turns one conversation may hold; past it, a typed 409
+    carried_pages: int = 4  # pages of earlier turns a follow-up searches besides the index
+    dir: Path | None = None  # embedded mode's conversation files; default <data_dir>/conversations
+
+
 class CelerySettings(BaseModel):
     # Prepended to every broker and question-store key, so stacks (and test runs) can share
     # one Redis without stealing each other's tasks.
@@ -122,6 +129,7 @@ class Settings(BaseSettings):
     verification: VerificationSettings = Field(default_factory=VerificationSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     celery: CelerySettings = Field(default_factory=CelerySettings)
+    conversations: ConversationSettings = Field(default_factory=ConversationSettings)
 
 
 @lru_cache

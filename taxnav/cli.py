@@ -15,6 +15,7 @@ from shared import __version__
 SUBCOMMAND_MODULES = (
     "ingest_worker.cli",  # taxnav ingest
     "services.cli",  # taxnav ask
+    "taxnav.chat",  # taxnav chat (and ask --conversation)
     "gateway.cli",  # taxnav serve
     "taxnav.evaluation.cli",  # taxnav eval
     "taxnav.bench",  # taxnav bench ingest|query

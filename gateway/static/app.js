@@ -30,7 +30,7 @@
       title: 'Outside what this navigator covers',
       lead: 'This navigator answers questions about employment income (pay, benefits in kind, ' +
         'expenses, PAYE) from HMRC\'s Employment Income Manual. This question is about something ' +
-        'else, so it has not searched or guessed.',
+        'else, so it has not guessed. Where another HMRC manual covers it, its pages are listed below.',
     },
     low_coverage: {
       icon: '∅',
@@ -41,14 +41,14 @@
     conflict: {
       icon: '⇄',
       title: 'The manual gives different answers',
-      lead: 'Pages of the manual say different things about this, and the question does not say ' +
-        'which situation applies. Here they are side by side.',
+      lead: 'Pages of the manual give different figures for this in different cases, and the question ' +
+        'does not say which case is yours. Choose one to ask again with it, or compare the pages side by side.',
     },
     stale: {
       icon: '◷',
       title: 'The manual may be out of date for this',
-      lead: 'The question is about a later period than the last update of every page that could ' +
-        'answer it, so the manual\'s figures may no longer apply.',
+      lead: 'The question asks for a later period (or today\'s figure) than the pages that answer it ' +
+        'give, so the manual\'s figures may no longer apply. The latest figures it has are below.',
     },
     malformed: {
       icon: '✎',
@@ -354,6 +354,8 @@
       const byParagraph = new Map((result.citations || []).map((c) => [c.paragraph_id, c]));
       if (result.status === 'answered' && result.answer) {
         this.result.replaceChildren(renderAnswer(result.answer, byParagraph));
+        const routes = renderRoutes(result.routes);
+        if (routes) this.result.append(el('section', { class: 'card route-card' }, routes));
         const sentences = result.answer.sentences || [];
         const supported = sentences.filter((s) => s.verdict === 'supported').length;
         announce(`Answer ready: ${sentences.length} sentence${sentences.length === 1 ? '' : 's'}, ` +
@@ -503,6 +505,10 @@
     verdicts: 'Verdicts',
     claims: 'Sentences checked',
     asked_for: 'Period asked about',
+    latest_figures: 'The latest figures the manual has',
+    year: 'Year',
+    text: 'What it says',
+    paragraph_id: 'Paragraph',
     latest_update: 'Latest update of any page that could answer',
     pages: 'Pages that could answer',
     paragraph_ids: 'Paragraphs checked',
@@ -626,16 +632,73 @@
     return parts;
   }
 
+  /** Conflict options as choices: each is the conversation's next turn, the question asked
+   *  again under its condition. Consumes `options`. */
+  function renderOptions(evidence) {
+    const options = Array.isArray(evidence.options) ? evidence.options : [];
+    delete evidence.options;
+    if (!options.length) return [];
+    return [el('div', { class: 'conflict-options' },
+      el('h4', {}, 'Which case is yours?'),
+      el('ul', { class: 'option-list' }, options.map((option) => {
+        const button = el('button', { type: 'button', class: 'conflict-option', 'data-condition': option.condition },
+          el('span', { class: 'option-condition' }, option.condition),
+          el('span', { class: 'option-value' }, option.value));
+        // A conversation turn that chooses this option (services/conversation.py).
+        button.addEventListener('click', () => ask(option.condition, { fresh: false, condition: option.condition }));
+        return el('li', {}, button);
+      })))];
+  }
+
+  /** Stale evidence: the latest figures the manual has, each with its year and a button
+   *  that opens its paragraph. Consumes `latest_figures`. */
+  function renderLatestFigures(evidence, byParagraph) {
+    const figures = Array.isArray(evidence.latest_figures) ? evidence.latest_figures : [];
+    delete evidence.latest_figures;
+    if (!figures.length) return [];
+    return [el('div', { class: 'latest-figures' },
+      el('h4', {}, 'The latest figures the manual has'),
+      el('ul', { class: 'figure-list' }, figures.map((figure) => el('li', { class: 'latest-figure', 'data-year': figure.year },
+        el('span', { class: 'figure-year' }, figure.year), ' ',
+        el('q', {}, figure.text), ' ',
+        byParagraph.has(figure.paragraph_id) ? openParagraphButton(figure.paragraph_id, byParagraph) : null))))];
+  }
+
+  /** Where (part of) a question belongs: another manual and its best pages, as links. */
+  function renderRoutes(routes) {
+    if (!Array.isArray(routes) || !routes.length) return null;
+    return el('div', { class: 'routes', 'aria-label': 'Other manuals' },
+      el('h4', {}, 'Covered by another HMRC manual'),
+      routes.map((route) => el('div', { class: 'route', 'data-manual': route.manual },
+        el('p', { class: 'route-part' }, el('strong', {}, `${route.manual_title}: `), route.part),
+        el('ul', { class: 'route-pages' }, (route.pages || []).map((page) => {
+          const href = safeHref(page.url);
+          const text = `${page.section_id}: ${page.title}`;
+          return el('li', {}, href
+            ? el('a', { href, class: 'route-page', rel: 'noopener noreferrer', target: '_blank' }, text,
+              el('span', { class: 'visually-hidden' }, ' (on GOV.UK, opens in a new tab)'))
+            : el('span', {}, text));
+        })))));
+  }
+
   function renderRefusal(refusal, byParagraph) {
     const category = refusal.category;
     const kind = REFUSALS[category] || { icon: '!', title: humanise(category || 'No answer'), lead: '' };
     const evidence = { ...(refusal.evidence || {}) };
+    delete evidence.category; // the card says it
     const card = el('section', { class: `card refusal refusal-${category}`, 'aria-label': `No answer: ${kind.title}`, 'data-category': category },
       el('p', { class: 'card-kicker' }, 'No answer'),
       el('h3', {}, el('span', { class: 'card-icon', 'aria-hidden': 'true' }, kind.icon), kind.title),
       kind.lead ? el('p', { class: 'card-lead' }, kind.lead) : null,
       refusal.message ? el('p', { class: 'card-message' }, el('strong', {}, 'Why: '), refusal.message) : null);
-    if (category === 'conflict') card.append(...renderConflict(evidence, byParagraph));
+    if (category === 'conflict') card.append(...renderOptions(evidence), ...renderConflict(evidence, byParagraph));
+    if (category === 'stale') card.append(...renderLatestFigures(evidence, byParagraph));
+    if (category === 'out_of_scope' && Array.isArray(evidence.routes)) {
+      const routes = renderRoutes(evidence.routes);
+      if (routes) card.append(routes);
+      delete evidence.routes;
+      if (Array.isArray(evidence.subjects) && !evidence.subjects.length) delete evidence.subjects;
+    }
     if (Object.keys(evidence).length) {
       card.append(el('div', { class: 'card-evidence' },
         el('h4', {}, category === 'stale' ? 'The dates' : 'Evidence'), renderValue(evidence, byParagraph)));
@@ -650,22 +713,6 @@
   async function readJson(response) {
     const text = await response.text();
     try { return JSON.parse(text); } catch (_) { return text; }
-  }
-
-  async function postQuestion(question) {
-    let response;
-    try {
-      response = await fetch(api('v1/questions'), {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ question, wait: false }),
-      });
-    } catch (_) {
-      throw new HttpError('Could not reach the navigator service. Check the connection and try again.');
-    }
-    const body = await readJson(response);
-    if (!response.ok) throw new HttpError(errorMessage(body, response.status));
-    return body;
   }
 
   const isResult = (data) => data && typeof data === 'object' && (data.status === 'answered' || data.status === 'refused');
@@ -724,6 +771,113 @@
     throw new HttpError('The answer took too long. Please try again.');
   }
 
+  // ---- conversations: the thread's id, its permalink (?c=<id>), turns, conflict choices ----
+
+  const conversation = { id: null };
+
+  async function requestJson(path, options) {
+    let response;
+    try {
+      response = await fetch(api(path), {
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, ...options,
+      });
+    } catch (_) {
+      throw new HttpError('Could not reach the navigator service. Check the connection and try again.');
+    }
+    const body = await readJson(response);
+    if (!response.ok) {
+      const error = new HttpError(errorMessage(body, response.status));
+      error.status = response.status;
+      throw error;
+    }
+    return body;
+  }
+
+  /** Put the conversation in the address bar, so reloading or sharing the URL reopens it. */
+  function showConversation(id) {
+    conversation.id = id;
+    const url = new URL(window.location.href);
+    if (id) url.searchParams.set('c', id); else url.searchParams.delete('c');
+    window.history.replaceState(null, '', url);
+    const bar = $('conversation-bar');
+    bar.hidden = !id;
+    if (id) $('conversation-link').href = url.toString();
+  }
+
+  async function startConversation() {
+    const body = await requestJson('v1/conversations', { method: 'POST' });
+    showConversation(body.id);
+  }
+
+  /** Post a turn to the conversation (a new one for the main box); the reply names the
+   *  question to follow, as POST /v1/questions does. An expired conversation starts afresh. */
+  async function postTurn(question, { fresh, condition }) {
+    if (fresh || !conversation.id) await startConversation();
+    const body = JSON.stringify({ question, condition: condition || null, wait: false });
+    const path = () => `v1/conversations/${encodeURIComponent(conversation.id)}/questions`;
+    try {
+      return await requestJson(path(), { method: 'POST', body });
+    } catch (error) {
+      if (error.status !== 404 || fresh) throw error;
+      await startConversation();
+      return { ...(await requestJson(path(), { method: 'POST', body })), restarted: true };
+    }
+  }
+
+  /** Mark a turn with its number and how it was read (a follow-up says so). */
+  function markTurn(turn, number, followUp, restarted = false) {
+    if (number) turn.node.dataset.turn = String(number);
+    if (restarted) {
+      turn.node.querySelector('.turn-question').after(el('p', { class: 'turn-kind conversation-restarted' },
+        'The earlier conversation had expired, so this was asked in a new one, on its own.'));
+    }
+    const kind = followUp && followUp.kind;
+    if (!kind) return;
+    turn.node.dataset.kind = kind;
+    if (kind === 'follow_up') {
+      turn.node.querySelector('.turn-question').after(el('p', { class: 'turn-kind' },
+        'Follow-up: read with the earlier questions in this conversation.'));
+    }
+  }
+
+  /** Reopen the conversation named in the URL: every turn with its answer or refusal card. */
+  async function reopenConversation(id) {
+    const thread = $('thread');
+    let body;
+    try {
+      body = await requestJson(`v1/conversations/${encodeURIComponent(id)}`, { method: 'GET' });
+    } catch (error) {
+      showConversation(null);
+      thread.replaceChildren(el('li', { class: 'turn notice conversation-missing', role: 'status' },
+        error.status === 404 ? 'That conversation has expired or does not exist. Ask a question to start a new one.' : error.message));
+      return;
+    }
+    showConversation(body.id);
+    thread.replaceChildren();
+    for (const result of body.turns || []) {
+      const turn = new Turn(result.question);
+      thread.append(turn.node);
+      turn.showResult(result);
+      markTurn(turn, result.turn, result.follow_up);
+    }
+    $('followup-form').hidden = !(body.turns || []).length;
+  }
+
+  function newConversation() {
+    if (current) {
+      current.cancelled = true;
+      if (current.source) current.source.close();
+      current = null;
+    }
+    showConversation(null);
+    $('thread').replaceChildren();
+    panel.close();
+    $('followup-form').hidden = true;
+    $('question').value = '';
+    $('question').focus();
+    announce('New conversation.');
+  }
+
   // ---- the page's flow ----------------------------------------------------------------------
 
   let current = null; // the run in flight: {turn, source, cancelled}
@@ -741,7 +895,7 @@
     }
   }
 
-  async function ask(question, { fresh }) {
+  async function ask(question, { fresh, condition = null }) {
     if (current) {
       current.cancelled = true;
       if (current.source) current.source.close();
@@ -761,7 +915,7 @@
     announce('Question sent. Working on it.');
 
     try {
-      const reply = await postQuestion(question);
+      const reply = await postTurn(question, { fresh, condition });
       if (run.cancelled) return;
       let result;
       if (isResult(reply)) {
@@ -774,6 +928,7 @@
       }
       if (run.cancelled) return;
       turn.showResult(result);
+      markTurn(turn, reply.turn, reply.follow_up, reply.restarted);
     } catch (error) {
       if (run.cancelled) return;
       const message = error instanceof HttpError ? error.message : `Something went wrong in the page: ${error.message}`;
@@ -818,6 +973,9 @@
   document.addEventListener('DOMContentLoaded', () => {
     wireForm('ask-form', 'question', 'question-error', true);
     wireForm('followup-form', 'followup', 'followup-error', false);
+    $('new-conversation').addEventListener('click', newConversation);
+    const reopen = new URLSearchParams(window.location.search).get('c');
+    if (reopen) reopenConversation(reopen);
     $('source-close').addEventListener('click', () => panel.close());
     document.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && !$('source-panel').hidden) panel.close();

@@ -1,14 +1,22 @@
 """Typed refusals that need the evidence: low_coverage, stale, conflict.
 
-(``malformed`` and ``out_of_scope`` come from the scope guard, before retrieval.)
+(``malformed`` and ``out_of_scope`` come from the scope guard, services/stages/scope.py.)
+Each category means one thing (shared/contracts/refusals.py has the evidence models):
 
-- low_coverage: nothing relevant survives selection, or the question's own subject (a
-  scheme named by its acronym, a rule named by its amount) is nowhere in the manual or the
-  pages that would answer.
-- stale: the question names a tax year that starts after the last update of every page
-  that could answer it.
-- conflict: two selected pages state different figures (or opposite treatments) in
-  otherwise the same words, and the question does not say which applies.
+- low_coverage: the rule, relief or amount asked about does not appear in the manual: nothing
+  relevant survives selection, or the question's own subject (a scheme named by its
+  acronym, a rule named by its amount) is nowhere in the manual or the answering pages.
+  A rule that came after the manual's wording is low_coverage, not stale: the manual never
+  had it.
+- stale: the manual covers the rule, but the question asks for a year or figure later than
+  the answering pages' last update: a named tax year that starts after every page's update,
+  or "this year / now / current" asked of a figure the manual gives only for years long
+  past. The evidence carries the latest figures the manual has, with year and citation.
+- conflict: the answer's pages give different values for the asked quantity under
+  conditions (the pages' subjects: an occupation, a kind of vehicle, ...) that the question
+  does not settle. Only a question that asks for a figure can conflict, only statements of
+  a rule (not table rows, worked examples or headings) count, and a difference in wording
+  alone ("is" / "is not", step 1 / step 5) is never a conflict.
 """
 
 from __future__ import annotations
@@ -17,10 +25,22 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime
 
+from pydantic import BaseModel
+
 from shared.contracts.api import Refusal
-from shared.contracts.corpus import Page, Paragraph, section_of
+from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
 from shared.contracts.pipeline import Draft
-from services.stages.text import CorpusStats, checkable_facts, has_negation, terms, years_named, words
+from shared.contracts.refusals import (
+    ConflictEvidence,
+    ConflictOption,
+    ConflictParagraph,
+    LatestFigure,
+    LowCoverageEvidence,
+    PageRef,
+    StaleEvidence,
+)
+from services.stages.scope import asks, clauses
+from services.stages.text import CorpusStats, checkable_facts, query_terms, split_sentences, terms, years_named
 
 # ---- low_coverage ---------------------------------------------------------------------
 
@@ -76,97 +96,298 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
     return missing
 
 
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_RULE = r"(?:rules?|scheme|regime|arrangements?|exemptions?|relief|allowance|charge|legislation|provisions?|levy|cap|test|treatment|changes?|reforms?)"
+# A bare year that dates a rule: "the 2019 loan charge", "the April 2017 exemption", "the
+# relief introduced in 2016" (not "for 2025-26" or "in the 2025 tax year": those ask for a period).
+_DATED_RULE = re.compile(
+    rf"\b(?:the|a|an|its)\s+(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y1>(?:19|20)\d{{2}})(?![-/\u2013]\d)\s+(?!tax\s+year|year)(?:[\w-]+\s+){{0,3}}?{_RULE}\b"
+    rf"|\b{_RULE}\s+(?:[\w-]+\s+){{0,4}}?(?:introduced|brought\s+in|came\s+in|started|new)\s+(?:in\s+|on\s+|from\s+)?(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y2>(?:19|20)\d{{2}})(?![-/\u2013]\d)",
+    re.I,
+)
+
+
+def later_rule(question: str, pages: list[Page]) -> Refusal | None:
+    """low_coverage for a rule the question dates after the manual's last update ("the 2019
+    loan charge"): the manual cannot contain it. (A later *period* asked of a rule the manual
+    has is ``stale``, not this.)"""
+    if not pages:
+        return None
+    latest = max(p.public_updated_at for p in pages).date()
+    for m in _DATED_RULE.finditer(question):
+        year = int(m.group("y1") or m.group("y2"))
+        if date(year, 1, 1) > latest:
+            return low_coverage(
+                f"The question is about a rule dated {year}, after the manual's pages were last updated ({latest.isoformat()}): the manual does not contain it.",
+                missing=[m.group(0)],
+                searched=[p.section_id for p in pages],
+            )
+    return None
+
+
 def low_coverage(message: str, **evidence: object) -> Refusal:
-    return Refusal(category="low_coverage", message=message, evidence=dict(evidence))
+    return Refusal(category="low_coverage", message=message, evidence=LowCoverageEvidence.model_validate(evidence))
+
+
+# ---- what a question asks for ---------------------------------------------------------
+
+# A question that asks for a figure: "how much", "what is the (...) rate / limit / amount".
+_ASKS_FIGURE = re.compile(
+    r"\bhow\s+(?:much|many)\b"
+    r"|\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will\s+be))?\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+){0,4}?"
+    r"(?:rates?|amounts?|limits?|figures?|sums?|allowances?|deductions?|thresholds?|percentages?|values?|charges?|caps?)\b"
+    r"|\b(?:current|latest|today's|this\s+year's)\s+(?:[\w-]+\s+){0,3}?(?:rates?|amounts?|limits?|figures?|allowances?|thresholds?|charges?)\b",
+    re.I,
+)
+# A question about the present: the asker wants today's figure, whatever year the manual is.
+_NOW = re.compile(
+    r"\b(?:this\s+(?:tax\s+)?year(?:'s)?|now|nowadays|these\s+days|current(?:ly)?|today(?:'s)?|at\s+(?:the\s+)?(?:moment|present)|(?:for|in)\s+the\s+coming\s+year)\b",
+    re.I,
+)
+# An amount a rule states: pounds, pence or a percentage.
+_AMOUNT = re.compile(
+    r"(?:\u00a3|&#xA3;)\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|million)\b)?|(?<![\w.])\d+(?:\.\d+)?p\b|(?<![\w.])\d+(?:\.\d+)?\s?(?:%|per\s?cent\b)",
+    re.I,
+)
+
+
+def asks_for_figure(text: str) -> bool:
+    return bool(_ASKS_FIGURE.search(text))
+
+
+def asks_about_now(question: str) -> bool:
+    """An asking clause wants a figure as it stands today ("what is the allowance this
+    year?"); "I drove 12,000 miles this year - how much can I claim?" does not: the time
+    word is in a statement, not in what is asked."""
+    return any(_NOW.search(c) and asks_for_figure(c) for c in clauses(question) if asks(c))
+
+
+def amounts(text: str) -> list[str]:
+    """The amounts a text states, normalised ('£5,000' -> '£5000', '45p', '21%')."""
+    out = []
+    for m in _AMOUNT.finditer(text.replace("&#xA3;", "\u00a3")):
+        a = re.sub(r"\s+|,", "", m.group(0)).lower().replace("percent", "%").replace("per", "")
+        out.append(a)
+    return out
+
+
+def _kind(amount: str) -> str:
+    return "pounds" if amount.startswith("\u00a3") else "percent" if amount.endswith("%") else "pence"
 
 
 # ---- stale ----------------------------------------------------------------------------
+
+LONG_PAST_YEARS = 2  # a figure whose latest year is more than this before today is long past
+LATEST_FIGURES = 3
 
 
 def _period_start(year: int, tax_year: bool) -> date:
     return date(year, 4, 6) if tax_year else date(year, 1, 1)
 
 
-def stale(question: str, pages: list[Page], paragraph_ids: list[str] | None = None) -> Refusal | None:
-    """Refuse when every named period starts after the newest of the answering pages."""
-    named = years_named(question)
-    if not named or not pages:
+def _year_label(year: int, tax_year: bool) -> str:
+    return f"{year}-{(year + 1) % 100:02d}" if tax_year else str(year)
+
+
+def _dated_statements(paragraph: Paragraph) -> list[str]:
+    """A paragraph's sentences; a table's rows, each with the header row that names its years."""
+    if paragraph.kind != "table":
+        return split_sentences(paragraph.text)
+    header, *rows = paragraph.text.splitlines() or [""]
+    return [f"{row} ({header})" for row in rows] if years_named(header) else rows
+
+
+def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozenset[str] = frozenset()) -> tuple[int | None, list[LatestFigure]]:
+    """The statements of the answering pages that tie an amount to a year, in passages on
+    the question's subject (a term of the question in the passage or its headings), for the
+    latest year they name: what the manual says most recently. Worked examples
+    (``illustrative`` chunk ids) are left out: their years are the example's. (None, [])
+    when no such figure is tied to a year (the figure is not year-specific)."""
+    asked = set(query_terms(question))
+    dated: list[tuple[int, str, str, Paragraph]] = []
+    for chunk in chunks:
+        if chunk.id in illustrative or not asked & set(terms(" ".join(chunk.heading_path[-2:]) + " " + chunk.text)):
+            continue
+        introduced: list[tuple[int, bool]] = []  # the years of a lead-in ("the rates from 6 April 2009 are:")
+        for paragraph in chunk.paragraphs:
+            if paragraph.kind == "heading":
+                continue
+            for statement in _dated_statements(paragraph):
+                named = years_named(statement) or (introduced if paragraph.kind in {"table", "li"} else [])
+                if named and amounts(statement):
+                    year, tax_year = max(named)
+                    dated.append((year, _year_label(year, tax_year), statement, paragraph))
+            if paragraph.kind == "p":
+                introduced = years_named(paragraph.text) if paragraph.text.rstrip().endswith(":") else []
+    if not dated:
+        return None, []
+    latest = max(y for y, *_ in dated)
+    figures = [
+        LatestFigure(text=text, year=label, paragraph_id=p.id, section_id=section_of(p.id))
+        for y, label, text, p in dated
+        if y == latest
+    ]
+    return latest, list({f.text: f for f in figures}.values())[:LATEST_FIGURES]
+
+
+def example_chunks(chunks: Sequence[Chunk]) -> frozenset[str]:
+    """Chunks under a heading that names an example (worked examples carry made-up years)."""
+    return frozenset(c.id for c in chunks if "example" in " ".join(c.heading_path[-3:]).lower())
+
+
+def stale(
+    question: str,
+    pages: list[Page],
+    paragraph_ids: list[str] | None = None,
+    chunks: Sequence[Chunk] = (),
+    today: date | None = None,
+) -> Refusal | None:
+    """Refuse when every period the question names starts after the newest answering page,
+    or when it asks for today's figure and the answering pages (``chunks``) give their
+    figures only for years long past."""
+    if not pages:
         return None
     latest: datetime = max(p.public_updated_at for p in pages)
-    later = [(y, t) for y, t in named if _period_start(y, t) > latest.date()]
-    if not later or len(later) < len(named):
-        return None
-    label = ", ".join(f"{y}-{(y + 1) % 100:02d}" if t else str(y) for y, t in later)
+    named = years_named(question)
+    if named:
+        later = [(y, t) for y, t in named if _period_start(y, t) > latest.date()]
+        if not later or len(later) < len(named):
+            return None
+        asked_for = ", ".join(_year_label(y, t) for y, t in later)
+        figures = latest_figures(question, chunks, example_chunks(chunks))[1]
+        message = f"The question asks about {asked_for}, but the manual pages that answer it were last updated on {latest.date().isoformat()}."
+    else:
+        if not asks_about_now(question):
+            return None
+        year, figures = latest_figures(question, chunks, example_chunks(chunks))
+        now = today or date.today()
+        if year is None or year >= now.year - LONG_PAST_YEARS:
+            return None
+        asked_for = "the current year"
+        message = (
+            f"The question asks for today's figure, but the latest figure the manual gives is for {figures[0].year} "
+            f"(its pages were last updated on {latest.date().isoformat()})."
+        )
+    shown = {f.section_id for f in figures} | {section_of(p) for p in paragraph_ids or []}
     return Refusal(
         category="stale",
-        message=f"The question asks about {label}, but the manual pages that answer it were last updated on {latest.date().isoformat()}.",
-        evidence={
-            "asked_for": label,
-            "latest_update": latest.isoformat(),
-            "pages": [
-                {"section_id": p.section_id, "title": p.title, "url": p.url, "public_updated_at": p.public_updated_at.isoformat()}
+        message=message,
+        evidence=StaleEvidence(
+            asked_for=asked_for,
+            latest_update=latest,
+            pages=[
+                PageRef(section_id=p.section_id, title=p.title, url=p.url, manual=p.manual, public_updated_at=p.public_updated_at)
                 for p in pages
+                if p.section_id in shown or not shown
             ],
-            "paragraph_ids": paragraph_ids or [],
-        },
+            paragraph_ids=paragraph_ids or [],
+            latest_figures=figures,
+        ),
     )
 
 
 # ---- conflict -------------------------------------------------------------------------
 
-SAME_STATEMENT = 0.75  # Jaccard of the non-numeric terms of two sentences
-_FIGURE = re.compile(r"^\d[\d.]*(?:%|p)?$")
-_YEARISH = re.compile(r"^(?:19|20)\d{2}(?:-\d{2}(?:-\d{2})?)?$")
+# Two statements speak of one quantity when every word of the shorter one (at least two) is
+# in the longer one: "The amount of the deduction is £80" / "The amount of the flat rate
+# expense deduction is £100 per year". "Mileage payments are exempt up to 45p" / "Passenger
+# payments are exempt up to 5p" each name their own subject: two quantities, no conflict.
+MIN_SHARED_WORDS = 2
+
+
+class Case(BaseModel):
+    """What a page is about, as a conflict option's condition: its title, and all its text
+    (whose own words tell whether the question already names this case)."""
+
+    title: str
+    lead: str  # the page's first sentence: names the case where titles are alike
+    text: str
 
 
 def _words_only(text: str) -> set[str]:
     return {t for t in terms(text) if not any(ch.isdigit() for ch in t)}
 
 
-def conflict(
-    question: str, draft: Draft, paragraphs: dict[str, Paragraph], illustrative: frozenset[str] = frozenset()
-) -> Refusal | None:
-    """Two cited sentences from different pages that say the same thing with different
-    figures (or one with 'not'), when the question names no period that would decide it.
+def _label(case: Case, other: Case) -> str:
+    """The page title when both titles have words of their own, else the page's first
+    sentence (two pages both titled "laundering uniforms" differ in whom they are for)."""
+    mine, theirs = _words_only(case.title), _words_only(other.title)
+    return case.title if mine - theirs and theirs - mine else case.lead or case.title
 
-    Only statements of a rule can conflict: table rows and worked examples
-    (``illustrative`` paragraph ids) carry each case's own made-up figures."""
-    if years_named(question):
+
+def _settles(question: str, case: Case, other: Case, label: str) -> bool:
+    """The question names this case: its label (a chosen option asks again with it), or a
+    word of its title or first sentence that the other page never uses."""
+    if " ".join(label.lower().split()) in " ".join(question.lower().split()):
+        return True
+    return bool(_words_only(question) & (_words_only(case.title + " " + case.lead) - _words_only(other.title + " " + other.text)))
+
+
+def _periods(text: str) -> frozenset[tuple[int, bool]]:
+    return frozenset(years_named(text))
+
+
+def conflict(
+    question: str,
+    draft: Draft,
+    paragraphs: dict[str, Paragraph],
+    illustrative: frozenset[str] = frozenset(),
+    cases: dict[str, Case] | None = None,
+) -> Refusal | None:
+    """The answer's pages give different amounts for what the question asks, in cases
+    (``cases``: section id -> what the page is about) the question does not settle; or None.
+
+    Only a question asking for a figure, and naming no year, can conflict. Two answer
+    sentences from different pages conflict when both state amounts of one kind (pounds,
+    pence, per cent), the amounts differ, they speak of the same quantity (their words
+    overlap), they are not two periods of one rule (both dated, differently), and the
+    question names neither page's case. Table rows, worked examples (``illustrative``) and
+    headings carry each case's own figures and never count."""
+    if years_named(question) or not asks_for_figure(question):
         return None
-    sentences = [
-        s
-        for s in draft.sentences
-        if s.citations
-        and not any(c in illustrative or (c in paragraphs and paragraphs[c].kind == "table") for c in s.citations)
-    ]
-    for i, a in enumerate(sentences):
-        for b in sentences[i + 1 :]:
-            if {section_of(c) for c in a.citations} & {section_of(c) for c in b.citations}:
+    cases = cases or {}
+    statements = []
+    for s in draft.sentences:
+        if s.role != "answer" or not s.citations:
+            continue
+        cited = paragraphs.get(s.citations[0])
+        if cited is None or cited.kind in {"table", "heading"} or s.citations[0] in illustrative:
+            continue
+        found = amounts(s.text)
+        if found and len({_kind(a) for a in found}) == 1:
+            statements.append((s, frozenset(found)))
+    for i, (a, fa) in enumerate(statements):
+        for b, fb in statements[i + 1 :]:
+            pa, pb = section_of(a.citations[0]), section_of(b.citations[0])
+            if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
+                continue
+            if _periods(a.text) and _periods(b.text) and _periods(a.text) != _periods(b.text):
                 continue
             wa, wb = _words_only(a.text), _words_only(b.text)
-            if not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_STATEMENT:
+            if len(wa & wb) < MIN_SHARED_WORDS or (wa - wb and wb - wa):
                 continue
-            fa, fb = checkable_facts(a.text), checkable_facts(b.text)
-            figures_a = {f for f in fa if _FIGURE.match(f) and not _YEARISH.match(f)}
-            figures_b = {f for f in fb if _FIGURE.match(f) and not _YEARISH.match(f)}
-            periods_differ = {f for f in fa if _YEARISH.match(f)} != {f for f in fb if _YEARISH.match(f)}
-            differ_figures = figures_a and figures_b and figures_a != figures_b and not periods_differ
-            differ_treatment = has_negation(a.text) != has_negation(b.text) and not (fa ^ fb)
-            if not (differ_figures or differ_treatment):
+            ca = cases.get(pa, Case(title=pa, lead="", text=a.text))
+            cb = cases.get(pb, Case(title=pb, lead="", text=b.text))
+            la, lb = _label(ca, cb), _label(cb, ca)
+            if _settles(question, ca, cb, la) or _settles(question, cb, ca, lb):
                 continue
-            what = "different figures" if differ_figures else "opposite treatments"
+            options = [
+                ConflictOption(condition=la, value=", ".join(sorted(fa)), paragraph_id=a.citations[0], section_id=pa),
+                ConflictOption(condition=lb, value=", ".join(sorted(fb)), paragraph_id=b.citations[0], section_id=pb),
+            ]
             return Refusal(
                 category="conflict",
-                message=f"Two pages of the manual give {what} for the same thing, and the question does not say which case applies.",
-                evidence={
-                    "paragraph_ids": [a.citations[0], b.citations[0]],
-                    "paragraphs": [
-                        {"paragraph_id": c, "section_id": section_of(c), "text": paragraphs[c].text if c in paragraphs else ""}
+                message="The manual gives different figures for this in different cases, and the question does not say which case applies: choose one.",
+                evidence=ConflictEvidence(
+                    options=options,
+                    paragraph_ids=[a.citations[0], b.citations[0]],
+                    paragraphs=[
+                        ConflictParagraph(paragraph_id=c, section_id=section_of(c), text=paragraphs[c].text)
                         for c in (a.citations[0], b.citations[0])
                     ],
-                    "statements": [a.text, b.text],
-                    "what_would_decide": "the tax year and the circumstances each page applies to, which the question does not give",
-                    "differing": sorted((figures_a ^ figures_b) if differ_figures else {w for w in words(a.text + " " + b.text) if w in {"not", "no", "never"}}),
-                },
+                    statements=[a.text, b.text],
+                    what_would_decide=f"which case is yours: {la} ({', '.join(sorted(fa))}) or {lb} ({', '.join(sorted(fb))})",
+                    differing=sorted(fa ^ fb),
+                ),
             )
     return None

@@ -12,11 +12,15 @@ from collections import OrderedDict
 import numpy as np
 
 from shared.config import Settings
+from shared.contracts.conversation import ConversationContext
+from shared.contracts.refusals import ManualEvidence, PageRef
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
-from shared.index import CorpusIndex
+from ingest_worker.ingest import ingested_manuals
+from shared.index import CollectionNotFound, CorpusIndex
+from services.stages import scope
 from services.stages.lexicon import expand
-from services.stages.text import STOPWORDS, corpus_stats, words
+from services.stages.text import STOPWORDS, corpus_stats, query_terms, terms, words
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
 MIN_DEPTH = 50
@@ -24,6 +28,9 @@ MIN_DEPTH = 50
 
 _VECTORS: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
 _VECTORS_MAX = 256
+# The question's nearest chunks as retrieval found them: the home manual's evidence reads
+# them instead of searching again (services/stages/retrieval.py, manual_evidence).
+_DENSE_HITS: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
 
 
 def remember_vector(index: CorpusIndex, question: str, vector: list[float] | np.ndarray) -> np.ndarray:
@@ -81,7 +88,37 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
 
 
-def retrieve(query: Query, settings: Settings) -> RetrievalResult:
+def has_own_subject(question: str) -> bool:
+    """More content terms than an elliptical follow-up has (services/conversation.py SHORT_TERMS)."""
+    from services.conversation import SHORT_TERMS  # noqa: PLC0415
+
+    return len(query_terms(question)) > SHORT_TERMS
+
+
+def terms_with_compounds(text: str) -> set[str]:
+    """A text's terms, plus the terms of each two adjacent words written as one, so that
+    'motorcycle' or 'payslip' in a question meets 'motor cycle' or 'pay slip' in the manual."""
+    found = words(text)
+    return set(terms(text)) | set(terms(" ".join(a + b for a, b in zip(found, found[1:]))))
+
+
+def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.ndarray | None) -> list[str]:
+    """A follow-up's own ranked list: the chunks of the pages earlier turns found, ranked by
+    the follow-up's own terms, then by meaning (the searched question's vector)."""
+    own = set(terms(context.asked))
+    scored = []
+    for section in context.carried_sections:
+        for chunk in index.page_chunks(section):
+            overlap = len(own & terms_with_compounds(chunk.text))
+            try:
+                similarity = float(index.chunk_vector(chunk.id) @ vector) if vector is not None and vector.size else 0.0
+            except KeyError:  # a chunk without a stored vector ranks on its terms
+                similarity = 0.0
+            scored.append((overlap + similarity, chunk.id))
+    return [cid for _, cid in sorted(scored, key=lambda x: (-x[0], x[1]))]
+
+
+def retrieve(query: Query, settings: Settings, context: ConversationContext | None = None) -> RetrievalResult:
     index = CorpusIndex.open(settings, query.manual)
     cfg = settings.retrieval
     depth = max(cfg.top_k * DEPTH_FACTOR, MIN_DEPTH)
@@ -93,10 +130,89 @@ def retrieve(query: Query, settings: Settings) -> RetrievalResult:
     if cfg.use_vectors:
         array = query_vector(index, query.question)
         vector = [float(x) for x in array]
-        lists["vector"] = [cid for cid, _ in index.search_vector(array, depth)]
+        dense = index.search_vector(array, depth)
+        _DENSE_HITS[(index.manual, str(index.generation), query.question)] = dense[:EVIDENCE_DEPTH]
+        while len(_DENSE_HITS) > _VECTORS_MAX:
+            _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
+        lists["vector"] = [cid for cid, _ in dense]
+    if context is not None and context.carried_sections:
+        lists["context"] = carried_chunks(index, context, np.asarray(vector, dtype=np.float32) if vector else None)
+    if context is not None and context.excluded_sections:
+        lists = {name: [c for c in ids if section_of(c) not in context.excluded_sections] for name, ids in lists.items()}
     return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector)
 
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
-    state.retrieval = retrieve(state.query, settings)
+    state.retrieval = retrieve(state.query, settings, state.context)
+    scoped = state.query
+    if state.context is not None and state.context.kind == "follow_up":
+        # A follow-up is routed on its own words (its topic was routed in its own turn); an
+        # elliptical one names no subject of its own and stays with its subject's manual.
+        scoped = state.query.model_copy(update={"question": state.context.asked})
+    parts = evidence_by_part(scoped, state.retrieval, settings) if has_own_subject(scoped.question) or scoped is state.query else []
+    state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
+    state.refusal = refusal
     return state
+
+
+# ---- evidence across manuals (the scope decision, services/stages/scope.py) ----------------
+
+EVIDENCE_DEPTH = 20  # hits per manual looked at for a question's evidence
+EVIDENCE_PAGES = 3  # best pages named per manual
+
+
+def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) -> ManualEvidence:
+    asked = set(query_terms(text))
+    bm25 = [cid for cid, _ in index.bm25_search(" ".join(w for w in words(text) if w not in STOPWORDS), EVIDENCE_DEPTH)] if asked else []
+    dense_hits = _DENSE_HITS.get((index.manual, str(index.generation), text)) or (
+        index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
+    )
+    top = [s for _, s in dense_hits[:3]]
+    dense = float(sum(top) / len(top)) if top else 0.0
+    ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
+    sections = list(dict.fromkeys(section_of(h.chunk_id) for h in ranked))
+    title = max((len(asked & set(terms(index.pages[s].title))) / len(asked) for s in sections), default=0.0) if asked else 0.0
+    coverage = max((len(asked & set(terms(index.chunks[c].text))) / len(asked) for c in bm25[:5]), default=0.0) if asked else 0.0
+    pages = [
+        PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
+        for s in sections[:EVIDENCE_PAGES]
+    ]
+    return ManualEvidence(manual=index.manual, manual_title=index.title.strip(), dense=dense, title=title, coverage=coverage, pages=pages)
+
+
+def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
+    """The other manuals ingested in the data dir, embedded with the home manual's model:
+    cosines from two different embedders would not compare."""
+    found = []
+    for manual in ingested_manuals(settings):
+        if manual == home.manual:
+            continue
+        try:
+            index = CorpusIndex.open(settings, manual)
+        except CollectionNotFound:
+            continue
+        if index.embed_model == home.embed_model:
+            found.append(index)
+    return found
+
+
+def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Settings) -> list[tuple[str, dict[str, ManualEvidence]]]:
+    """Each manual's evidence for each asking part of the question ([] with no other manual)."""
+    home = CorpusIndex.open(settings, query.manual)
+    others = other_manuals(settings, home)
+    if not others:
+        return []
+    out = []
+    for part in scope.question_parts(query.question):
+        if not settings.retrieval.use_vectors:
+            vector = None
+        elif part == query.question and retrieved.query_vector:
+            vector = np.asarray(retrieved.query_vector, dtype=np.float32)
+        else:
+            vector = query_vector(home, part)
+        evidence = {home.manual: manual_evidence(home, part, vector)}
+        # a part the home manual answers well stays home whatever the others say: skip them
+        if evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
+            evidence.update({index.manual: manual_evidence(index, part, vector) for index in others})
+        out.append((part, evidence))
+    return out

@@ -7,10 +7,17 @@ Two questions, in order:
 2. Is it about employment income? (``out_of_scope``: the question's subject is another tax
    or another kind of income, and nothing in it ties it to a job, an employer or pay.)
 
-The second test weighs two sets of signals rather than matching a list of questions: a
-subject from another tax regime refuses only when no employment signal is present, so "is
-VAT included in my company car benefit?" still goes through while "what's the VAT
-registration threshold?" does not.
+The second test is a fast first filter for taxes no manual here covers (VAT, stamp duty,
+inheritance tax, ...): a subject from another tax regime refuses only when no employment
+signal is present, so "is VAT included in my company car benefit?" still goes through while
+"what's the VAT registration threshold?" does not; it is routed to nothing.
+
+It is never the only judge: once retrieval has run, ``route`` compares the evidence each
+ingested manual gives for each part of the question (services/stages/retrieval.py,
+``manual_evidence``). A question whose every part another manual answers clearly better
+becomes ``out_of_scope`` naming that manual and its best pages; a question with an
+employment part and a part for another manual (a life event) is answered for the employment
+part, and the rest is routed (``QuestionResult.routes``).
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from shared.contracts.api import MAX_QUESTION_CHARS, Refusal
-from services.stages.text import STOPWORDS, words
+from shared.contracts.refusals import ManualEvidence, MalformedEvidence, OutOfScopeEvidence, Route
+from services.stages.text import STOPWORDS, query_terms, terms, words
 
 # ---- malformed ------------------------------------------------------------------------
 
@@ -102,20 +110,22 @@ def malformed_reason(question: str) -> str | None:
 
 # ---- out of scope -----------------------------------------------------------------------
 
-# Subjects that belong to other taxes or other kinds of income. Each is a phrase that names
-# the regime itself (the manual can mention VAT on a benefit, but not VAT registration).
+# Subjects that belong to other taxes or other kinds of income: the UK's taxes, duties and
+# levies by name (general tax vocabulary, the whole list, not a list of questions). Each is a
+# phrase that names the regime itself (the manual can mention VAT on a benefit, but not VAT
+# registration).
 _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
     "VAT": re.compile(r"\b(?:vat|value added tax)\b", re.I),
     "corporation tax": re.compile(r"\bcorporation tax\b", re.I),
     "capital gains tax": re.compile(r"\b(?:capital gains?(?: tax)?|cgt)\b", re.I),
     "inheritance tax": re.compile(r"\b(?:inheritance tax|iht|nil[- ]rate band|estate duty)\b", re.I),
-    "stamp duty": re.compile(r"\b(?:stamp duty|sdlt|land transaction tax|lbtt)\b", re.I),
+    "stamp duty": re.compile(r"\b(?:stamp duty(?: land tax| reserve tax)?|sdlt|sdrt|land transaction tax|lbtt|land and buildings transaction tax)\b", re.I),
     "property income": re.compile(
         r"\b(?:rental income|rent[- ]a[- ]room|buy[- ]to[- ]let|landlords?|lodgers?|tenants?|letting (?:income|a|my|out)|let (?:out )?(?:a|my|our) (?:spare )?(?:room|flat|house|property))\b",
         re.I,
     ),
     "self-employed trading income": re.compile(
-        r"\b(?:sole trader|self[- ]employed (?:profits?|trading|business)|trading (?:profits?|income)|my (?:own )?business(?:'s)? (?:profits?|accounts?))\b",
+        r"\b(?:sole traders?|self[- ]employed (?:profits?|trading|business)|trading (?:profits?|income|loss(?:es)?)|my (?:own )?business(?:'s)? (?:profits?|accounts?))\b",
         re.I,
     ),
     "Scottish or Welsh rate bands": re.compile(
@@ -123,8 +133,20 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
     ),
     "council tax": re.compile(r"\bcouncil tax (?:bands?|bill|reduction|discount)\b", re.I),
     "business rates": re.compile(r"\bbusiness rates\b", re.I),
-    "fuel or alcohol duty": re.compile(r"\b(?:fuel|alcohol|tobacco) duty\b", re.I),
+    "duties on goods and travel": re.compile(
+        r"\b(?:(?:fuel|alcohol|tobacco|beer|wine|spirits|cider|excise|air passenger|vehicle excise|gambling|bingo|gaming|lottery|remote gaming|machine games) dut(?:y|ies)|road tax)\b",
+        re.I,
+    ),
+    "environmental and other levies": re.compile(
+        r"\b(?:landfill tax|insurance premium tax|ipt|aggregates levy|climate change levy|plastic packaging tax|soft drinks industry levy|sugar tax|"
+        r"apprenticeship levy|bank levy|digital services tax|diverted profits tax|annual tax on enveloped dwellings|ated|windfall tax|energy profits levy|"
+        r"petroleum revenue tax|customs duty|import duty)\b",
+        re.I,
+    ),
 }
+# The subjects another manual of ours covers: when that manual is ingested, the evidence
+# across manuals decides (and routes there) instead of this list.
+COVERED_BY = {"self-employed trading income": "business-income-manual"}
 # What ties a question to employment income.
 _EMPLOYMENT = re.compile(
     r"\b(?:employ\w*|job|jobs|work(?:s|ing|place)?|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
@@ -150,13 +172,124 @@ def out_of_scope_reason(question: str) -> tuple[str, list[str]] | None:
     )
 
 
-def check(question: str) -> Refusal | None:
-    """The scope guard: a typed refusal, or None when the question may go on to retrieval."""
+def check(question: str, routable: frozenset[str] = frozenset()) -> Refusal | None:
+    """The scope guard: a typed refusal, or None when the question may go on to retrieval.
+
+    ``routable``: the other manuals ingested here. A question whose every other-regime
+    subject one of them covers goes on: retrieval compares the manuals' evidence and routes
+    it (``route``), falling back to this refusal (``keyword_refusal``) when none is clear."""
     reason = malformed_reason(question)
     if reason:
-        return Refusal(category="malformed", message=reason, evidence={"length": len(question)})
+        return Refusal(category="malformed", message=reason, evidence=MalformedEvidence(length=len(question)))
+    refusal = keyword_refusal(question)
+    if refusal is not None and all(COVERED_BY.get(s) in routable for s in refusal.evidence.subjects):  # type: ignore[union-attr]
+        return None
+    return refusal
+
+
+def keyword_refusal(question: str) -> Refusal | None:
     oos = out_of_scope_reason(question)
-    if oos:
-        message, subjects = oos
-        return Refusal(category="out_of_scope", message=message, evidence={"subjects": subjects})
+    if oos is None:
+        return None
+    message, subjects = oos
+    return Refusal(category="out_of_scope", message=message, evidence=OutOfScopeEvidence(subjects=subjects))
+
+
+# ---- routing by evidence across manuals --------------------------------------------------
+
+# Another manual takes a part of the question when its evidence beats the home manual's by
+# ROUTE_MARGIN and is itself at least ROUTE_FLOOR (evidence: shared/contracts/refusals.py,
+# ManualEvidence). Set from each manual's own page titles and page first sentences asked as
+# questions (every page should stay in its manual), not from any eval question: 1 of 314 EIM
+# titles and 1 of 262 EIM first sentences go elsewhere; 259/260 and 211/220 BIM, 139/139 and
+# 110/118 SAM go home.
+ROUTE_MARGIN = 0.05
+ROUTE_FLOOR = 0.5
+# ... and only while the home manual's own evidence is below ROUTE_HOME_CEILING: a question
+# the Employment Income Manual answers well stays there even when another manual matches it
+# better still (employee benefit trusts, deductions). Set on the same titles and sentences:
+# 0 of 314 EIM titles and 1 of 262 first sentences leave; 238/260 and 208/220 BIM, 139/139
+# and 110/118 SAM still go home.
+ROUTE_HOME_CEILING = 0.8
+# A part naming fewer subjects than this ("what are the rules on background?") matches
+# something everywhere: its evidence cannot tell manuals apart, so it is never routed.
+ROUTE_MIN_TERMS = 2
+# Words that frame a question about any subject, not the subject itself.
+_FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
+
+# Where a question's clauses part: after a sentence, at a dash or semicolon, and at "and"
+# before a new question ("... taxable and how do I register?").
+_CLAUSE = re.compile(
+    r"(?<=[?.!;])\s+|\s+[-\u2013\u2014]\s+|,?\s+and\s+(?=(?:how|what|when|where|which|who|why|can|could|do|does|did|is|are|should|will|would|must)\b)",
+    re.I,
+)
+
+
+def asks(clause: str) -> bool:
+    """Whether a clause asks something (a question mark, or a question word first)."""
+    first = words(clause)[:1]
+    return clause.rstrip().endswith("?") or bool(first and first[0] in _ASKING)
+
+
+def clauses(question: str) -> list[str]:
+    return [c.strip(" ,;") for c in _CLAUSE.split(question) if c and c.strip(" ,;-")]
+
+
+# An asking part with fewer content terms than this leans on the question's statements
+# ("how do I register?" means nothing without "I'm going self-employed").
+MIN_PART_TERMS = 3
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's asking parts ("I'm leaving my job to go self-employed; is my
+    redundancy pay taxable and how do I register?" -> "is my redundancy pay taxable", the
+    statement + "how do I register?"): a part says enough on its own, or takes the
+    statements as context. One part (the whole question) when it asks one thing."""
+    parts = clauses(question)
+    asking = [c for c in parts if asks(c)]
+    if len(asking) <= 1:
+        return [question]
+    context = " ".join(c for c in parts if not asks(c))
+    return [c if len(query_terms(c)) >= MIN_PART_TERMS else f"{context} {c}".strip() for c in asking]
+
+
+def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str) -> ManualEvidence | None:
+    """The other manual that answers clearly better than the home manual, or None."""
+    others = [e for m, e in evidence.items() if m != home]
+    if not others or home not in evidence:
+        return None
+    best = max(others, key=lambda e: e.score)
+    home_score = evidence[home].score
+    if best.score >= ROUTE_FLOOR and best.score - home_score >= ROUTE_MARGIN and home_score < ROUTE_HOME_CEILING:
+        return best
     return None
+
+
+def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], Refusal | None]:
+    """Routes for the parts another manual covers, and the out_of_scope refusal when that
+    is every part (nothing is left for the home manual to answer)."""
+    routes = []
+    for part, evidence in parts:
+        if len(set(query_terms(part)) - _FRAME_WORDS) < ROUTE_MIN_TERMS:
+            continue
+        best = belongs_elsewhere(evidence, home)
+        if best is not None:
+            routes.append(
+                Route(
+                    manual=best.manual,
+                    manual_title=best.manual_title,
+                    part=part,
+                    pages=best.pages,
+                    score=round(best.score, 3),
+                    employment_score=round(evidence[home].score, 3),
+                )
+            )
+    if not routes or len(routes) < len(parts):
+        # no clear home elsewhere: the keyword filter's refusal (routed to nothing) stands
+        return routes, keyword_refusal(question) if not routes else None
+    named = ", ".join(dict.fromkeys(f"{r.manual_title} ({', '.join(p.section_id for p in r.pages)})" for r in routes))
+    return routes, Refusal(
+        category="out_of_scope",
+        message=f"This question belongs to another manual, not employment income: see the {named}.",
+        evidence=OutOfScopeEvidence(routes=routes),
+    )

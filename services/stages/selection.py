@@ -54,5 +54,9 @@ def _select(state: PipelineState, settings: Settings) -> PipelineState:
         )
         return state
     lead_paragraphs = [p.chunks[0].paragraphs[0].id for p in selection.pages if p.chunks and p.chunks[0].paragraphs]
-    state.refusal = refusals.stale(query.question, [index.pages[p.section_id] for p in selection.pages], lead_paragraphs[:3])
+    answering = [c for page in state.rollup.pages for c in page.chunks]  # every candidate: a figure page may miss selection
+    pages = [index.pages[p.section_id] for p in selection.pages]
+    state.refusal = refusals.later_rule(query.question, pages) or refusals.stale(
+        query.question, pages, lead_paragraphs[:3], answering
+    )
     return state

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from shared.config import Settings
 from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
 from services.providers import get_provider
 from services.stages import refusals
+from services.stages.text import split_sentences
 from services.stages.verification import paragraphs_of
 
 
@@ -27,5 +29,18 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
         if "example" in " ".join(chunk.heading_path).lower()
         for p in chunk.paragraphs
     )
-    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection), examples)
+    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection), examples, cases(state, settings))
     return state
+
+
+def cases(state: PipelineState, settings: Settings) -> dict[str, refusals.Case]:
+    """What each selected page is about (a conflict's options name them)."""
+    assert state.selection is not None
+    index = CorpusIndex.open(settings, state.query.manual)
+    out = {}
+    for page in state.selection.pages:
+        chunks = index.page_chunks(page.section_id)
+        first = next((p.text for c in chunks for p in c.paragraphs if p.kind != "heading"), "")
+        lead = split_sentences(first)[0] if first else ""
+        out[page.section_id] = refusals.Case(title=index.pages[page.section_id].title, lead=lead, text=" ".join(c.text for c in chunks))
+    return out

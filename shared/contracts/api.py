@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from shared.contracts.refusals import RefusalEvidence, Route
 
 Verdict = Literal["supported", "partially_supported", "unsupported", "contradicted"]
 # "answer": the sentences that answer the question; "detail": further sentences of the
@@ -41,7 +43,17 @@ class Answer(BaseModel):
 class Refusal(BaseModel):
     category: RefusalCategory
     message: str
-    evidence: dict[str, Any] = Field(default_factory=dict)
+    evidence: RefusalEvidence  # one typed model per category (shared/contracts/refusals.py)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evidence_of_the_category(cls, data: Any) -> Any:
+        # Evidence given as a plain mapping (or not at all) is read as the category's model.
+        if isinstance(data, dict) and "category" in data:
+            evidence = data.get("evidence")
+            if evidence is None or isinstance(evidence, dict):
+                data = {**data, "evidence": {**(evidence or {}), "category": data["category"]}}
+        return data
 
 
 class Citation(BaseModel):
@@ -67,4 +79,6 @@ class QuestionResult(BaseModel):
     answer: Answer | None = None
     refusal: Refusal | None = None
     citations: list[Citation] = Field(default_factory=list)
+    # An answered question that also asks about another manual's subject: where that part goes.
+    routes: list[Route] = Field(default_factory=list)
     trace: list[StageTrace] = Field(default_factory=list)

@@ -12,9 +12,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Sentence, StageTrace
+from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
+from shared.contracts.refusals import Route
 
-HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling"]
+HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling", "context"]  # context: an earlier turn's page
 
 
 class Query(BaseModel):
@@ -73,6 +75,7 @@ class VerificationResult(BaseModel):
 
 class PipelineState(BaseModel):
     query: Query
+    context: ConversationContext | None = None  # a conversation turn: what earlier turns established
     retrieval: RetrievalResult | None = None
     expansion: ExpansionResult | None = None
     rollup: RollupResult | None = None
@@ -80,5 +83,6 @@ class PipelineState(BaseModel):
     draft: Draft | None = None
     verification: VerificationResult | None = None
     refusal: Refusal | None = None  # set by any stage: later stages pass the state through
+    routes: list[Route] = Field(default_factory=list)  # parts of the question another manual covers
     result: QuestionResult | None = None
     trace: list[StageTrace] = Field(default_factory=list)

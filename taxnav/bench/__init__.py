@@ -1,4 +1,4 @@
-"""`taxnav bench ingest|query`: benchmarks that print their figures and write them as JSON.
+"""`taxnav bench ingest|query|conversation`: benchmarks that print their figures and write them as JSON.
 
 Each subcommand's module is imported only when it runs (the query benchmark pulls in the
 question pipeline, the ingest one the embedder)."""
@@ -33,6 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--rounds", type=int, default=2, help="passes over the questions for the latency figures")
     query.add_argument("--requests", type=int, default=None, help="requests in the throughput run (default 4 per question, >= 200)")
     query.set_defaults(func=_lazy("taxnav.bench.query"))
+
+    conversation = kinds.add_parser("conversation", parents=[common_options()], help="follow-up latency against first questions")
+    conversation.add_argument("--out", default="reports/bench-conversation.json", help="where to write the JSON figures")
+    conversation.add_argument("--dialogs", default="../shared/eval/dialogs.jsonl", help="dialogs file (JSONL)")
+    conversation.add_argument("--rounds", type=int, default=3, help="passes over the dialogs")
+    conversation.set_defaults(func=_lazy("taxnav.bench.conversation"))
 
 
 def _lazy(module: str):  # noqa: ANN202

@@ -53,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='ask "What are the rules on <title>?" for every page (see --every) instead of the eval file',
     )
     parser.add_argument("--every", type=int, default=1, metavar="N", help="with --sweep: every Nth page (default 1)")
+    parser.add_argument(
+        "--dialogs", type=Path, default=None, help="score a dialogs JSONL file turn by turn instead (taxnav/evaluation/dialogs.py)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -77,6 +80,10 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.dialogs is not None:
+        from taxnav.evaluation.dialogs import run_cli  # noqa: PLC0415
+
+        return run_cli(args.dialogs, args.out)
     if args.sweep and args.judge:
         print("taxnav eval: --judge applies to the eval file's answers, not to --sweep", file=sys.stderr)
         return 2

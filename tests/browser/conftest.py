@@ -83,9 +83,17 @@ def serve_gateway(settings: Settings) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def gateway_url(slice_settings: Settings) -> Iterator[str]:
+def conversations_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the page's conversations are kept: the shared slice is only read."""
+    return tmp_path_factory.mktemp("conversations")
+
+
+@pytest.fixture(scope="module")
+def gateway_url(slice_settings: Settings, conversations_dir: Path) -> Iterator[str]:
     """The gateway on the ingested slice (a test module may override this fixture)."""
-    with serve_gateway(slice_settings) as url:
+    settings = slice_settings.model_copy(deep=True)
+    settings.conversations.dir = conversations_dir
+    with serve_gateway(settings) as url:
         yield url
 
 
@@ -119,7 +127,8 @@ class Visit:
         return path
 
     def api_posts(self) -> list[str]:
-        return [url for url in self.requests if url.rstrip("/").endswith("/v1/questions")]
+        """Questions sent: to /v1/questions or to a conversation's /questions."""
+        return [url for url in self.requests if url.rstrip("/").endswith("/questions")]
 
 
 def _open(browser: Browser, base_url: str, viewport: dict[str, int]) -> Iterator[Visit]:

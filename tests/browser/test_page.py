@@ -253,7 +253,7 @@ def test_a_dropped_event_stream_falls_back_to_asking_for_the_result(visit: Visit
 
 
 def test_an_unreachable_service_is_a_clear_message(visit: Visit) -> None:
-    visit.page.route("**/v1/questions", lambda route: route.abort("connectionrefused"))
+    visit.page.route("**/questions", lambda route: route.abort("connectionrefused"))
     ask(visit, "Is a company car taxable?")
     card = last_turn(visit.page).locator(".card-error")
     expect(card).to_have_attribute("role", "alert")

@@ -1,13 +1,23 @@
-"""stale, conflict and the named-subject check, on hand-made pages and drafts."""
+"""stale, conflict, low_coverage's checks: on hand-made pages and drafts, and on real pages of
+the EIM slice (tests/conftest.py) where the behaviour depends on the manual's own text."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from services.stages.refusals import conflict, missing_subjects, stale
-from services.stages.text import CorpusStats
+from datetime import date
+
+import pytest
+
+from services.pipeline import answer_question
+from services.stages.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, stale
+from services.stages.text import CorpusStats, split_sentences
+from shared.config import Settings
+from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Page, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence
+from shared.contracts.refusals import StaleEvidence
+from shared.index import CorpusIndex
 
 
 def _page(section: str, when: str) -> Page:
@@ -26,9 +36,10 @@ PAGES_2014 = [_page("EIM22790", "2014-09-08"), _page("EIM22915", "2014-03-01")]
 def test_stale_when_the_tax_year_starts_after_every_page() -> None:
     refusal = stale("What's the van benefit charge for the 2025-26 tax year?", PAGES_2014)
     assert refusal is not None and refusal.category == "stale"
-    assert refusal.evidence["asked_for"] == "2025-26"
-    assert refusal.evidence["latest_update"].startswith("2014-09-08")
-    assert {p["section_id"] for p in refusal.evidence["pages"]} == {"EIM22790", "EIM22915"}
+    assert isinstance(refusal.evidence, StaleEvidence)
+    assert refusal.evidence.asked_for == "2025-26"
+    assert refusal.evidence.latest_update.date().isoformat() == "2014-09-08"
+    assert {p.section_id for p in refusal.evidence.pages} == {"EIM22790", "EIM22915"}
 
 
 def test_not_stale_for_a_year_the_pages_cover() -> None:
@@ -48,6 +59,88 @@ def test_not_stale_when_one_named_year_is_covered() -> None:
     assert stale("I joined in 2013; is it different for 2015-16?", PAGES_2014) is None
 
 
+# ---- stale: "this year / now" asked of figures for years long past (real pages) -----------
+
+
+def test_asks_about_now_only_when_the_asking_clause_wants_todays_figure() -> None:
+    assert asks_about_now("What is the homeworking allowance this year?")
+    assert asks_about_now("How much can my employer currently pay me per mile?")
+    assert asks_about_now("Is the current mileage rate for a bicycle still 20p?")
+    # the time word describes the asker's facts, not what is asked
+    assert not asks_about_now("I drove 12,000 miles this year - can I claim relief on the shortfall, and roughly how much?")
+    # no figure asked for
+    assert not asks_about_now("Is my company car taxable now that I work from home?")
+    assert not asks_about_now("How much can my employer pay me per mile?")
+
+
+def test_latest_figures_are_the_manuals_newest_dated_amounts_on_the_subject(slice_settings: Settings) -> None:
+    index = CorpusIndex.open(slice_settings)
+    chunks = [c for s in ("EIM01476", "EIM01472", "EIM21690") for c in index.page_chunks(s)]
+    year, figures = latest_figures("What is the homeworking allowance this year?", chunks)
+    assert year == 2012
+    assert figures and all(f.year == "2012" for f in figures)
+    assert any("\u00a34" in f.text and f.paragraph_id.startswith("EIM01476#") for f in figures)
+    # a table's rows carry the years of its header: the 2011-12 mileage rates
+    mileage = index.page_chunks("EIM31240")
+    year, figures = latest_figures("What is the current mileage rate for a motor cycle?", mileage)
+    assert year == 2011 and any("24p" in f.text and "2011-12" in f.text for f in figures)
+
+
+def test_stale_for_todays_figure_when_the_manual_has_only_long_past_ones(slice_settings: Settings) -> None:
+    index = CorpusIndex.open(slice_settings)
+    chunks = index.page_chunks("EIM01476")
+    pages = [index.pages["EIM01476"]]
+    refusal = stale("What is the homeworking allowance this year?", pages, [], chunks, today=date(2026, 12, 1))
+    assert refusal is not None and refusal.category == "stale"
+    assert refusal.evidence.asked_for == "the current year"
+    assert refusal.evidence.latest_figures[0].year == "2012" and "2012" in refusal.message
+    # the same figures were current in 2013: not long past then
+    assert stale("What is the homeworking allowance this year?", pages, [], chunks, today=date(2013, 6, 1)) is None
+    # a figure the manual does not tie to any year is not year-specific: answered
+    undated = [c.model_copy(update={"paragraphs": [p for p in c.paragraphs if "2012" not in p.text and "2008" not in p.text]}) for c in chunks]
+    assert stale("What is the homeworking allowance this year?", pages, [], undated, today=date(2026, 12, 1)) is None
+
+
+def test_stale_now_end_to_end_cites_the_latest_figures(slice_settings: Settings) -> None:
+    result = answer_question(QuestionRequest(question="What is the homeworking allowance this year?"), slice_settings)
+    assert result.status == "refused" and result.refusal.category == "stale", result.refusal
+    cited = {c.paragraph_id for c in result.citations}
+    assert {f.paragraph_id for f in result.refusal.evidence.latest_figures} <= cited
+    assert {c.section_id for c in result.citations} <= {p.section_id for p in result.refusal.evidence.pages}
+
+
+# ---- low_coverage: a rule dated after the manual is not in it (not stale) -----------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How is the 2019 loan charge on disguised remuneration loans worked out?",
+        "How does the April 2017 exemption for employer-funded pensions advice work?",
+        "What changed under the rules introduced in April 2021 for off-payroll working?",
+    ],
+)
+def test_a_rule_dated_after_the_manual_is_low_coverage(question: str) -> None:
+    refusal = later_rule(question, PAGES_2014)
+    assert refusal is not None and refusal.category == "low_coverage"
+    assert refusal.evidence.missing
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What's the van benefit charge for the 2025-26 tax year?",  # a later period: stale, not this
+        "What is the charge in the 2025 tax year?",
+        "How did the 2009 exemption for homeworking change?",  # a rule dated before the update
+    ],
+)
+def test_a_later_period_or_an_older_rule_is_not_a_later_rule(question: str) -> None:
+    assert later_rule(question, PAGES_2014) is None
+
+
+# ---- conflict ---------------------------------------------------------------------------
+
+
 def _draft(*items: tuple[str, str]) -> Draft:
     return Draft(sentences=[DraftSentence(text=t, citations=[c]) for t, c in items])
 
@@ -62,14 +155,20 @@ def test_conflict_on_different_figures_for_the_same_statement() -> None:
     draft = _draft((PARAS["EIM1#c0.p0"].text, "EIM1#c0.p0"), (PARAS["EIM2#c0.p0"].text, "EIM2#c0.p0"))
     refusal = conflict("How much can a long service award be worth?", draft, PARAS)
     assert refusal is not None and refusal.category == "conflict"
-    assert refusal.evidence["paragraph_ids"] == ["EIM1#c0.p0", "EIM2#c0.p0"]
-    assert refusal.evidence["differing"] == ["20", "50"]
-    assert refusal.evidence["what_would_decide"]
+    assert refusal.evidence.paragraph_ids == ["EIM1#c0.p0", "EIM2#c0.p0"]
+    assert refusal.evidence.differing == ["\u00a320", "\u00a350"]
+    assert [(o.value, o.paragraph_id, o.section_id) for o in refusal.evidence.options] == [
+        ("\u00a350", "EIM1#c0.p0", "EIM1"),
+        ("\u00a320", "EIM2#c0.p0", "EIM2"),
+    ]
+    assert refusal.evidence.what_would_decide
 
 
-def test_no_conflict_when_the_question_names_the_year() -> None:
+def test_no_conflict_when_the_question_names_the_year_or_asks_no_figure() -> None:
     draft = _draft((PARAS["EIM1#c0.p0"].text, "EIM1#c0.p0"), (PARAS["EIM2#c0.p0"].text, "EIM2#c0.p0"))
     assert conflict("How much could a long service award be worth in 2012-13?", draft, PARAS) is None
+    # "what are the rules on ...": no single figure asked, so nothing to choose between
+    assert conflict("What are the rules on long service awards?", draft, PARAS) is None
 
 
 def test_no_conflict_when_the_sentences_name_their_own_periods() -> None:
@@ -87,21 +186,64 @@ def test_no_conflict_within_one_page_or_between_different_statements() -> None:
     assert conflict("What is the limit?", different, PARAS) is None
 
 
-def test_worked_examples_and_table_rows_do_not_conflict() -> None:
+def test_worked_examples_and_table_rows_and_detail_do_not_conflict() -> None:
     draft = _draft(
         ("On retirement, the scheme pays the employee a lump sum of \u00a3100,000.", "EIM1#c0.p0"),
         ("On retirement, the scheme pays the employee a lump sum of \u00a390,000.", "EIM2#c0.p0"),
     )
-    assert conflict("Is my lump sum taxable?", draft, PARAS) is not None  # as statements they would
-    assert conflict("Is my lump sum taxable?", draft, PARAS, illustrative=frozenset({"EIM2#c0.p0"})) is None
+    assert conflict("How much is the lump sum?", draft, PARAS) is not None  # as statements they would
+    assert conflict("How much is the lump sum?", draft, PARAS, illustrative=frozenset({"EIM2#c0.p0"})) is None
     tables = {k: v.model_copy(update={"kind": "table"}) for k, v in PARAS.items()}
-    assert conflict("Is my lump sum taxable?", draft, tables) is None
+    assert conflict("How much is the lump sum?", draft, tables) is None
+    detail = Draft(sentences=[draft.sentences[0], draft.sentences[1].model_copy(update={"role": "detail"})])
+    assert conflict("How much is the lump sum?", detail, PARAS) is None
 
 
-def test_conflict_on_opposite_treatment() -> None:
-    draft = _draft(("Payments under the scheme are taxable as earnings.", "EIM1#c0.p0"), ("Payments under the scheme are not taxable as earnings.", "EIM2#c0.p0"))
-    refusal = conflict("Are payments under the scheme taxable?", draft, PARAS)
-    assert refusal is not None and "opposite treatments" in refusal.message
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # boilerplate the title sweep once refused: steps of a method statement, contents
+        # ranges, paired "is / is not" headings. No amounts, or no figure asked: never a conflict.
+        ("This page concerns step 1 of the method statement.", "This page concerns step 5 of the method statement."),
+        ("Contents: pages A to H", "Contents: pages C to Z"),
+        ("Conditions if the transaction is a loan", "Conditions if the transaction is not a loan"),
+    ],
+)
+def test_boilerplate_never_conflicts(a: str, b: str) -> None:
+    draft = _draft((a, "EIM1#c0.p0"), (b, "EIM2#c0.p0"))
+    for question in ("What are the rules on the car benefit method statement?", "How much is the car benefit?"):
+        assert conflict(question, draft, PARAS) is None
+
+
+def _case(index: CorpusIndex, section: str) -> Case:
+    chunks = index.page_chunks(section)
+    first = next(p.text for c in chunks for p in c.paragraphs if p.kind != "heading")
+    return Case(title=index.pages[section].title, lead=split_sentences(first)[0], text=" ".join(c.text for c in chunks))
+
+
+def test_conflict_on_real_pages_laundering_flat_rates_for_two_occupations(corpus_dir, settings_for, tmp_path) -> None:
+    """EIM67240 (nurses, \u00a3100) and EIM63650 (fire officers, \u00a380) both state 'the amount of
+    the deduction' for laundering a uniform: asked without the occupation it is a real
+    conflict, with the occupations as the options; naming one settles it."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(corpus_dir), "employment-income-manual", sections={"EIM67240", "EIM63650"})
+    index = CorpusIndex.open(settings)
+    nurses, fire = index.paragraph("EIM67240#c0.p0"), index.paragraph("EIM63650#c0.p4")
+    draft = _draft((split_sentences(nurses.text)[1], nurses.id), (fire.text, fire.id))
+    paragraphs = {nurses.id: nurses, fire.id: fire}
+    cases = {s: _case(index, s) for s in ("EIM67240", "EIM63650")}
+    refusal = conflict("How much relief do I get for washing my work uniform each year?", draft, paragraphs, cases=cases)
+    assert refusal is not None and refusal.category == "conflict"
+    options = refusal.evidence.options
+    assert [o.section_id for o in options] == ["EIM67240", "EIM63650"]
+    assert "nurses" in options[0].condition and "fire officers" in options[1].condition
+    assert "\u00a3100" in options[0].value and options[1].value == "\u00a380"
+    # choosing an option asks again with its condition: the question now settles it
+    for option in options:
+        assert conflict(f"How much relief do I get for washing my work uniform each year? {option.condition}", draft, paragraphs, cases=cases) is None
+    assert conflict("How much can a nurse deduct for laundering her uniform?", draft, paragraphs, cases=cases) is None
 
 
 STATS = CorpusStats(["Salary sacrifice and PAYE settlement agreements (PSAs).", "A relocation allowance of \u00a38,000 is exempt."])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.stages.scope import check
+from services.stages.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, question_parts, route
+from shared.contracts.refusals import ManualEvidence, PageRef
 
 
 @pytest.mark.parametrize(
@@ -39,12 +40,17 @@ def test_malformed(text: str, why: str) -> None:
         ("What stamp duty do I pay on a £300,000 house?", "stamp duty"),
         ("What is the Scottish higher rate band for 2014-15?", "Scottish or Welsh rate bands"),
         ("How is corporation tax on my company's profits worked out?", "corporation tax"),
+        # the whole list of UK taxes, duties and levies, not only the ones an eval names
+        ("How much air passenger duty is added to a flight to Spain?", "duties on goods and travel"),
+        ("Does insurance premium tax apply to pet insurance?", "environmental and other levies"),
+        ("How is the soft drinks industry levy charged?", "environmental and other levies"),
     ],
 )
 def test_out_of_scope(text: str, subject: str) -> None:
     refusal = check(text)
     assert refusal is not None and refusal.category == "out_of_scope"
-    assert subject in refusal.evidence["subjects"]
+    assert subject in refusal.evidence.subjects
+    assert refusal.evidence.routes == []  # no manual here covers it: routed to nothing
 
 
 @pytest.mark.parametrize(
@@ -65,3 +71,79 @@ def test_out_of_scope(text: str, subject: str) -> None:
 )
 def test_in_scope_questions_pass(text: str) -> None:
     assert check(text) is None
+
+
+def test_a_subject_another_ingested_manual_covers_goes_on_to_the_evidence() -> None:
+    question = "As a sole trader, how are my trading profits taxed?"
+    refusal = check(question)  # no other manual ingested: the keyword filter refuses
+    assert refusal is not None and refusal.evidence.subjects == ["self-employed trading income"]
+    assert check(question, frozenset({"business-income-manual"})) is None  # evidence will decide
+    # a tax no manual here covers is refused whatever is ingested
+    assert check("What is the VAT registration threshold?", frozenset({"business-income-manual"})) is not None
+
+
+def test_question_parts_split_a_life_event_into_its_questions_with_the_context() -> None:
+    question = "I'm leaving my job to go self-employed; is my redundancy pay taxable and how do I register?"
+    assert question_parts(question) == [
+        "is my redundancy pay taxable",  # says enough on its own
+        "I'm leaving my job to go self-employed how do I register?",  # needs the statement
+    ]
+    # one question, or a statement then one question: the whole text is the one part
+    assert question_parts("How much can my boss pay per mile?") == ["How much can my boss pay per mile?"]
+    one = "I drove 12,000 miles this year - can I claim relief, and roughly how much?"
+    assert question_parts(one) == [one]
+
+
+EIM, BIM, SAM = "employment-income-manual", "business-income-manual", "self-assessment-manual"
+
+
+def _evidence(manual: str, dense: float, title: float = 0.0) -> ManualEvidence:
+    page = PageRef(section_id=manual[:3].upper() + "1", title="t", url="https://www.gov.uk/x", manual=manual)
+    return ManualEvidence(manual=manual, manual_title=manual.replace("-", " ").title(), dense=dense, title=title, pages=[page])
+
+
+def test_route_refuses_out_of_scope_naming_the_manual_that_answers_better() -> None:
+    strong = ROUTE_FLOOR + ROUTE_MARGIN
+    parts = [("farming losses relief", {EIM: _evidence(EIM, strong - ROUTE_MARGIN - 0.01), BIM: _evidence(BIM, strong), SAM: _evidence(SAM, 0.2)})]
+    routes, refusal = route("q", parts, EIM)
+    assert refusal is not None and refusal.category == "out_of_scope"
+    assert [r.manual for r in routes] == [BIM] and refusal.evidence.routes == routes
+    assert routes[0].pages[0].section_id == "BUS1" and "Business Income Manual" in refusal.message
+
+
+def test_route_keeps_a_question_the_home_manual_answers_about_as_well() -> None:
+    close = [("farming losses relief", {EIM: _evidence(EIM, 0.70), BIM: _evidence(BIM, 0.70 + ROUTE_MARGIN / 2)})]
+    assert route("q", close, EIM) == ([], None)
+    weak = [("farming losses relief", {EIM: _evidence(EIM, 0.1), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01)})]  # better, but no real home either
+    assert route("q", weak, EIM) == ([], None)
+    # the home manual answers it well: it stays, however much better another manual matches
+    strong_home = [("farming losses relief", {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.3)})]
+    # a part naming one subject matches something everywhere: never routed on that
+    vague = [("What are the rules on background?", {EIM: _evidence(EIM, 0.3), BIM: _evidence(BIM, 0.9)})]
+    assert route("What are the rules on background?", vague, EIM) == ([], None)
+    assert route("q", strong_home, EIM) == ([], None)
+
+
+def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
+    parts = [
+        ("is my redundancy pay taxable", {EIM: _evidence(EIM, 0.8), SAM: _evidence(SAM, 0.5)}),
+        ("going self-employed how do I register?", {EIM: _evidence(EIM, 0.5), SAM: _evidence(SAM, 0.5, title=1.0)}),
+    ]
+    routes, refusal = route("q", parts, EIM)
+    assert refusal is None
+    assert [(r.part, r.manual) for r in routes] == [("going self-employed how do I register?", SAM)]
+
+
+def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> None:
+    question = "As a sole trader, what are my trading profits?"
+    parts = [(question, {EIM: _evidence(EIM, 0.5), BIM: _evidence(BIM, 0.52)})]
+    routes, refusal = route(question, parts, EIM)
+    assert routes == [] and refusal is not None and refusal.evidence.subjects == ["self-employed trading income"]
+
+
+def test_the_keyword_fallback_reads_the_whole_question_not_only_its_asking_parts() -> None:
+    # the employment tie ("my employer") is in a statement; an asking part names VAT
+    question = "My employer gives me a fuel card for my company car. Is VAT included in the fuel benefit, and how is the fuel benefit charge calculated?"
+    parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in question_parts(question)]
+    assert len(parts) == 2
+    assert route(question, parts, EIM) == ([], None)

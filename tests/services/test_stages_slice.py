@@ -192,7 +192,7 @@ def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Set
     assert verdicts[1] in {"contradicted", "unsupported", "partially_supported"}
     assert state.verification.faithfulness == pytest.approx(1 / 3)
     assert state.refusal is not None and state.refusal.category == "low_coverage"
-    assert state.refusal.evidence["faithfulness"] < slice_settings.verification.faithfulness_floor
+    assert state.refusal.evidence.faithfulness < slice_settings.verification.faithfulness_floor
 
 
 def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings) -> None:
@@ -205,7 +205,7 @@ def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings)
     state = stitching.step(state, _variant(slice_settings))
     # The stitcher quoted both (they answer the question best) and they disagree.
     assert state.refusal is not None and state.refusal.category == "conflict", state.draft
-    assert set(state.refusal.evidence["paragraph_ids"]) == {a.id, b.id}
+    assert set(state.refusal.evidence.paragraph_ids) == {a.id, b.id}
 
 
 # ---- the pipeline end to end ----------------------------------------------------------------
@@ -250,8 +250,8 @@ def test_refusals_end_to_end(slice_settings: Settings, question: str, category: 
     if category in {"malformed", "out_of_scope"}:
         assert result.trace == []  # no retrieval or model cost
     if category == "stale":
-        assert result.refusal.evidence["asked_for"] == "2025-26"
-        assert {c.section_id for c in result.citations} <= {p["section_id"] for p in result.refusal.evidence["pages"]}
+        assert result.refusal.evidence.asked_for == "2025-26"
+        assert {c.section_id for c in result.citations} <= {p.section_id for p in result.refusal.evidence.pages}
 
 
 def test_candidate_ids_per_stage(slice_settings: Settings) -> None:

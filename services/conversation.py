@@ -1,0 +1,482 @@
+"""Conversations: each follow-up is read with the turns before it.
+
+Reading a turn (``read_turn``) decides, by mechanism, whether it continues the current
+subject or opens a new one:
+- a leading link ("and ...", "what about ...", "what if ...") or a word that points back
+  ("instead", "also", "too") makes it a follow-up;
+- so does a short question that leans on what came before (few content terms and a pronoun
+  or a definite description), or one whose terms mostly come from the current subject;
+- otherwise a question with a pronoun, a definite description or few terms is settled by
+  retrieval evidence: a follow-up when its own keyword search reaches the pages the subject
+  already found (among its best hits; deeper for a pronoun, which cannot name a subject).
+A follow-up is searched as its own words followed by the question that opened the subject
+(whose tax years give way when the follow-up names its own); retrieval also ranks the
+subject's pages (services/stages/retrieval.py), and its answer leads with what the follow-up
+adds, the earlier turns' claims reused behind (``after_stage``). A choice of a conflict
+option is a follow-up of the conflict turn with that option's condition: the other options'
+pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
+drifts to another tax is refused as out of scope; the later-year check reads the searched
+question.
+
+The conversations themselves live in a ``ConversationStore``: files in the data directory
+(embedded mode: the gateway and ``taxnav ask --conversation`` share them) or Redis
+(distributed mode), each with a TTL renewed by every turn and a turn limit.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import re
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import redis
+
+from services.errors import PipelineError, Unavailable
+from services.results import QuestionStore
+from shared.config import Settings
+from shared.contracts.api import QuestionRequest, QuestionResult
+from shared.contracts.conversation import (
+    Conversation,
+    ConversationContext,
+    ConversationQuestion,
+    FollowUpInfo,
+    PendingTurn,
+    TurnResult,
+)
+from shared.contracts.corpus import section_of
+from shared.contracts.pipeline import PipelineState
+from shared.contracts.refusals import ConflictEvidence, ConflictOption
+
+# ---- errors (typed: the gateway answers them with their status) ----------------------------
+
+
+class ConversationNotFound(PipelineError):
+    kind = "not_found"
+    http_status = 404
+
+
+class TurnLimitReached(PipelineError):
+    kind = "turn_limit"
+    http_status = 409
+
+
+class UnknownCondition(PipelineError):
+    """A condition that is not an option of the previous turn's conflict refusal."""
+
+    kind = "unknown_condition"
+    http_status = 422
+
+
+# ---- reading a turn ------------------------------------------------------------------------
+
+_LEADING_LINK = re.compile(r"^\W*(?:and|but|or|so|then|what about|how about|what if|if so|in that case)\b", re.I)
+_POINTS_BACK = re.compile(r"\b(?:instead|also|too|either|as well|the same)\b", re.I)
+# Pronouns point at something named earlier; so may a definite description ("the figure"),
+# more weakly (it often names its own subject: "the van benefit charge").
+_PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such)\b", re.I)
+_DEFINITE = re.compile(r"\bthe\b", re.I)
+_YEAR = re.compile(r"\b(?:19|20)\d{2}(?:\s*[-/]\s*(?:19|20)?\d{2})?\b")
+SHORT_TERMS = 4  # a question with at most this many content terms leans on its context
+SUBJECT_SHARE = 0.5  # share of a question's terms already in the subject that makes it a follow-up
+# Keyword hits looked at for the retrieval evidence: deeper for a pronoun, which cannot name
+# its own subject, than for a definite description, which may.
+EVIDENCE_DEPTH = {"pronoun": 20, "definite": 3}
+
+
+def _subject_turns(earlier: list[TurnResult]) -> list[TurnResult]:
+    """The turns of the current subject: from the last turn that opened one to the end."""
+    start = max((i for i, t in enumerate(earlier) if t.follow_up.kind != "follow_up"), default=0)
+    return earlier[start:]
+
+
+def carried_sections(turns: list[TurnResult], limit: int) -> list[str]:
+    """The subject's pages, latest turn first: cited by answer claims, then selected."""
+    found: list[str] = []
+    for turn in reversed(turns):
+        cited = [section_of(c) for s in (turn.answer.sentences if turn.answer else []) if s.role == "answer" for c in s.citations]
+        selected = next((t.candidate_ids for t in turn.trace if t.stage == "selection"), [])
+        options = [o.section_id for o in conflict_options(turn) if o.section_id]
+        found.extend([*cited, *selected[:2], *options])
+    return list(dict.fromkeys(found))[:limit]
+
+
+def conflict_options(turn: QuestionResult) -> list[ConflictOption]:
+    """The options of a conflict refusal (``evidence.options``); none for other results."""
+    evidence = turn.refusal.evidence if turn.refusal is not None else None
+    return list(evidence.options) if isinstance(evidence, ConflictEvidence) else []
+
+
+def _subject_terms(turns: list[TurnResult]) -> set[str]:
+    from services.stages.text import query_terms  # noqa: PLC0415
+
+    found: set[str] = set()
+    for turn in turns:
+        found.update(query_terms(turn.question))
+        for citation in turn.citations:
+            found.update(query_terms(citation.title))
+    return found
+
+
+def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str, depth: int) -> bool:
+    """Retrieval evidence: the question's own keyword search reaches the subject's pages."""
+    from services.stages.retrieval import bm25_text  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(settings, manual)
+    hits = index.bm25_search(bm25_text(question), depth)
+    return any(section_of(cid) in sections for cid, _ in hits)
+
+
+def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str], settings: Settings, manual: str) -> list[str]:
+    """Why ``question`` continues the subject of ``turns`` (empty: it opens a new subject)."""
+    from services.stages.text import query_terms  # noqa: PLC0415
+
+    own = query_terms(question)
+    reasons = []
+    if _LEADING_LINK.search(question):
+        reasons.append("starts with a link to the previous turn")
+    if _POINTS_BACK.search(question):
+        reasons.append("points back to the previous turn")
+    pronoun = bool(_PRONOUN.search(question))
+    definite = bool(_DEFINITE.search(question))
+    if len(own) <= SHORT_TERMS and (pronoun or definite):
+        reasons.append(f"short ({len(own)} content terms) and refers to something not in it")
+    shared = [t for t in own if t in _subject_terms(turns)]
+    if own and len(shared) / len(own) >= SUBJECT_SHARE:
+        reasons.append(f"{len(shared)} of its {len(own)} terms are the subject's")
+    # Undecided: a pronoun in a longer question, or a short one without any, may refer inside
+    # itself; it continues the subject when its own search reaches the subject's pages.
+    depth = EVIDENCE_DEPTH["pronoun" if pronoun else "definite"]
+    if not reasons and sections and (pronoun or definite or len(own) <= SHORT_TERMS) and _reaches_subject(question, sections, settings, manual, depth):
+        reasons.append("its own search reaches the subject's pages")
+    return reasons
+
+
+def searched_question(question: str, topic: str) -> str:
+    """A follow-up as the pipeline reads it: its own words, then the question that opened the
+    subject, whose tax years give way when the follow-up names its own."""
+    from services.stages.text import years_named  # noqa: PLC0415
+
+    if years_named(question):
+        topic = re.sub(r"\s{2,}", " ", _YEAR.sub("", topic))
+    return f"{question.strip()} {topic.strip()}".strip()
+
+
+def read_turn(
+    request: ConversationQuestion, earlier: list[TurnResult], settings: Settings
+) -> tuple[str, ConversationContext]:
+    """The question the pipeline reads for this turn, and the context it carries."""
+    asked = request.question.strip()
+    manual = request.manual or settings.manual
+    limit = settings.conversations.carried_pages
+    if request.condition is not None:
+        return _choose(asked, request.condition, earlier, limit)
+    if not earlier:
+        return asked, ConversationContext(kind="first", asked=asked)
+    turns = _subject_turns(earlier)
+    sections = carried_sections(turns, limit)
+    reasons = follow_up_reasons(asked, turns, sections, settings, manual)
+    if not reasons:
+        return asked, ConversationContext(kind="new_subject", asked=asked, reasons=["no link to the earlier turns"])
+    topic = turns[0].follow_up.searched
+    claims = [
+        {"text": s.text, "citations": s.citations}
+        for t in turns
+        for s in (t.answer.sentences if t.answer else [])
+        if s.role == "answer" and s.verdict in ("supported", "partially_supported")
+    ]
+    context = ConversationContext(
+        kind="follow_up", asked=asked, topic=topic, carried_sections=sections, claims=claims, reasons=reasons
+    )
+    return searched_question(asked, topic), context
+
+
+def _choose(asked: str, condition: str, earlier: list[TurnResult], limit: int) -> tuple[str, ConversationContext]:
+    """Choosing a conflict option: the conflict turn asked again under that option's condition."""
+    previous = earlier[-1] if earlier else None
+    options = conflict_options(previous) if previous else []
+    wanted = condition.strip().casefold()
+    chosen = next((o for o in options if o.condition.strip().casefold() == wanted), None)
+    if previous is None or chosen is None:
+        known = [o.condition for o in options]
+        raise UnknownCondition(
+            f"the condition {condition!r} is not an option of the previous turn"
+            + (f"; its options: {known}" if known else " (the previous turn is not a conflict refusal)")
+        )
+    others = [o.section_id for o in options if o.section_id and o.section_id != chosen.section_id]
+    context = ConversationContext(
+        kind="follow_up",
+        asked=asked or chosen.condition,
+        topic=previous.follow_up.searched,
+        carried_sections=[chosen.section_id][:limit] if chosen.section_id else [],
+        chosen=chosen,
+        excluded_sections=others,
+        reasons=["chose an option of the previous turn's conflict"],
+    )
+    return f"{previous.follow_up.searched} {chosen.condition}", context
+
+
+def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
+    """How much a sentence says about what the follow-up adds: its new terms the sentence
+    contains, plus one when the sentence's period covers a year the follow-up names."""
+    from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
+    from services.stages.text import years_named  # noqa: PLC0415
+
+    score = len(new_terms & terms_with_compounds(text))
+    stated = [y for y, _ in years_named(text)]
+    if years and stated and any(min(stated) <= y <= max(stated) for y in years):
+        score += 1
+    return score
+
+
+def after_stage(stage: str, state: PipelineState) -> None:
+    """What a conversation turn changes between stages (run by every worker: the context
+    travels in the state):
+    - after rollup, a chosen conflict option leaves out the pages of the options not chosen;
+    - after stitching, a follow-up's answer leads with the sentences about what it adds (its
+      terms the subject did not have, the years it names), then what earlier turns have not
+      already said, then the rest: earlier claims are reused with their citations, behind."""
+    context = state.context
+    if context is None:
+        return
+    if stage == "rollup" and context.excluded_sections and state.rollup is not None:
+        state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
+    if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
+        from services.stages.text import query_terms, years_named  # noqa: PLC0415
+
+        said = {(c.text, tuple(c.citations)) for c in context.claims}
+        new_terms = set(query_terms(context.asked)) - set(query_terms(context.topic))
+        years = [y for y, _ in years_named(context.asked)]
+        sentences = state.draft.sentences
+        scores = [answers_follow_up(s.text, new_terms, years) for s in sentences]
+        best = max(scores, default=0)
+        leading = [i for i, score in enumerate(scores) if best and score == best]
+        lead = [sentences[i].model_copy(update={"role": "answer"}) for i in leading]
+        rest = [s for i, s in enumerate(sentences) if i not in leading]
+        answer = [s for s in rest if s.role == "answer"]
+        fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
+        repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
+        state.draft.sentences = [*lead, *fresh, *repeated, *(s for s in rest if s.role != "answer")]
+
+
+def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], settings: Settings) -> PipelineState:
+    """The turn's pipeline envelope: the scope guard reads the person's own words; the
+    stages read the searched question with the context."""
+    from services.pipeline import new_state  # noqa: PLC0415
+
+    searched, context = read_turn(request, earlier, settings)
+    own = QuestionRequest(question=context.asked, manual=request.manual)
+    state = new_state(own, settings)
+    state.query.question = searched
+    state.context = context
+    return state
+
+
+def follow_up_info(state: PipelineState) -> FollowUpInfo:
+    context = state.context
+    assert context is not None, "a conversation turn's state carries its context"
+    return FollowUpInfo(kind=context.kind, searched=state.query.question, carried_sections=context.carried_sections, reasons=context.reasons)
+
+
+def as_turn(result: QuestionResult, conversation_id: str, pending: PendingTurn) -> TurnResult:
+    return TurnResult(
+        **result.model_dump(), conversation_id=conversation_id, turn=pending.turn, condition=pending.condition, follow_up=pending.follow_up
+    )
+
+
+# ---- the store -----------------------------------------------------------------------------
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class ConversationStore(ABC):
+    """Conversations with their turns. A turn is started under the conversation's lock (its
+    number fixed, the earlier turns settled first, so it is read with all of them) and
+    finished when its question's result arrives; two turns posted at once get different
+    numbers and neither is lost."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.ttl_s = settings.conversations.ttl_s
+        self.max_turns = settings.conversations.max_turns
+
+    def create(self) -> Conversation:
+        now = _now()
+        conversation = Conversation(id=uuid.uuid4().hex, created_at=now, updated_at=now, max_turns=self.max_turns)
+        with self._locked(conversation.id):
+            self._write(conversation)
+        return conversation
+
+    def _get(self, conversation_id: str) -> Conversation:
+        found = self._read(conversation_id)
+        if found is None:
+            raise ConversationNotFound(f"No conversation {conversation_id} (unknown, or it expired).")
+        return found
+
+    def get(self, conversation_id: str, questions: QuestionStore | None = None) -> Conversation:
+        """The conversation; with ``questions``, its pending turns whose results have arrived
+        are settled first (never waiting for one still running)."""
+        conversation = self._get(conversation_id)
+        if questions is None or not conversation.pending:
+            return conversation
+        with self._locked(conversation_id):
+            conversation = self._get(conversation_id)
+            if self._settle(conversation, questions, wait=False):
+                self._write(conversation)
+        return conversation
+
+    def start(self, conversation_id: str, request: ConversationQuestion, settings: Settings, questions: QuestionStore) -> PendingTurn:
+        """Read the turn with every earlier turn (waiting for those still running), submit its
+        question (services/dispatch.py, as /v1/questions does) and record it as pending."""
+        from services.dispatch import submit  # noqa: PLC0415
+
+        with self._locked(conversation_id):
+            conversation = self._get(conversation_id)
+            self._settle(conversation, questions, wait=True)
+            if len(conversation.turns) >= self.max_turns:
+                self._write(conversation)
+                raise TurnLimitReached(
+                    f"Conversation {conversation_id} has reached its limit of {self.max_turns} turns; start a new conversation."
+                )
+            state = new_turn_state(request, conversation.turns, settings)
+            pending = PendingTurn(
+                turn=len(conversation.turns) + 1,
+                question_id=submit(state, settings, questions),
+                question=state.context.asked if state.context else request.question,
+                condition=request.condition,
+                follow_up=follow_up_info(state),
+            )
+            conversation.pending.append(pending)
+            conversation.updated_at = _now()
+            self._write(conversation)
+        return pending
+
+    def finish(self, conversation_id: str, pending: PendingTurn, questions: QuestionStore) -> TurnResult:
+        """Wait for a started turn's result and store it (raises its typed error, if any)."""
+        from services.results import wait_result  # noqa: PLC0415
+
+        try:
+            result = wait_result(questions, pending.question_id)
+        finally:
+            with self._locked(conversation_id):
+                conversation = self._read(conversation_id)
+                if conversation is not None and self._settle(conversation, questions, wait=False):
+                    self._write(conversation)
+        return as_turn(result, conversation_id, pending)
+
+    def _settle(self, conversation: Conversation, questions: QuestionStore, wait: bool) -> bool:
+        """Move pending turns whose questions have ended into ``turns`` (a turn whose question
+        failed is dropped: it has no result to keep). Returns whether anything changed."""
+        from services.results import follow  # noqa: PLC0415
+
+        changed = False
+        for pending in list(conversation.pending):
+            ended = [e for e in follow(questions, pending.question_id, wait=wait) if e.terminal]
+            if not ended and not wait and questions.deadline(pending.question_id) is not None:
+                continue  # still running
+            conversation.pending.remove(pending)
+            changed = True
+            if ended and ended[-1].kind == "result":
+                conversation.turns.append(as_turn(ended[-1].result, conversation.id, pending))
+        conversation.turns.sort(key=lambda t: t.turn)
+        return changed
+
+    @abstractmethod
+    def _read(self, conversation_id: str) -> Conversation | None: ...
+
+    @abstractmethod
+    def _write(self, conversation: Conversation) -> None: ...
+
+    @abstractmethod
+    @contextmanager
+    def _locked(self, conversation_id: str) -> Iterator[None]: ...
+class FileStore(ConversationStore):
+    """Embedded mode: one JSON file per conversation under the data directory; expired ones
+    read as unknown (and are removed when read)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.root = settings.conversations.dir or Path(settings.data_dir) / "conversations"
+
+    def _path(self, conversation_id: str) -> Path:
+        return self.root / f"{conversation_id}.json"
+
+    def _read(self, conversation_id: str) -> Conversation | None:
+        path = self._path(conversation_id)
+        try:
+            conversation = Conversation.model_validate_json(path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return None
+        if (_now() - conversation.updated_at).total_seconds() > self.ttl_s:
+            path.unlink(missing_ok=True)
+            path.with_suffix(".lock").unlink(missing_ok=True)
+            return None
+        return conversation
+
+    def _write(self, conversation: Conversation) -> None:
+        path = self._path(conversation.id)
+        partial = path.with_suffix(".tmp")
+        partial.write_text(conversation.model_dump_json(), encoding="utf-8")
+        partial.replace(path)  # atomic: a reader never sees half a conversation
+
+    @contextmanager
+    def _locked(self, conversation_id: str) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f"{conversation_id}.lock", "a") as lock:  # one lock per conversation
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+class RedisConversationStore(ConversationStore):
+    """Distributed mode: one key per conversation, expiring ``ttl_s`` after its last turn."""
+
+    LOCK_TTL_S = 60
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._redis = redis.Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
+        self._prefix = f"{settings.celery.key_prefix}taxnav:conversation:"
+
+    def _read(self, conversation_id: str) -> Conversation | None:
+        try:
+            raw = self._redis.get(self._prefix + conversation_id)
+        except redis.RedisError as exc:
+            raise Unavailable(f"Redis is unavailable: {exc}") from exc
+        return Conversation.model_validate_json(raw) if raw else None
+
+    def _write(self, conversation: Conversation) -> None:
+        try:
+            self._redis.set(self._prefix + conversation.id, conversation.model_dump_json(), ex=self.ttl_s)
+        except redis.RedisError as exc:
+            raise Unavailable(f"Redis is unavailable: {exc}") from exc
+
+    @contextmanager
+    def _locked(self, conversation_id: str) -> Iterator[None]:
+        try:
+            with self._redis.lock(self._prefix + conversation_id + ":lock", timeout=self.LOCK_TTL_S, blocking_timeout=30):
+                yield
+        except redis.RedisError as exc:
+            raise Unavailable(f"Redis is unavailable: {exc}") from exc
+
+
+def make_conversation_store(settings: Settings) -> ConversationStore:
+    return RedisConversationStore(settings) if settings.mode == "distributed" else FileStore(settings)
+
+
+# ---- asking in a conversation --------------------------------------------------------------
+
+
+def ask(
+    store: ConversationStore, conversation_id: str, request: ConversationQuestion, settings: Settings, questions: QuestionStore
+) -> TurnResult:
+    """One turn, waited for: read with the earlier turns, answered, stored."""
+    return store.finish(conversation_id, store.start(conversation_id, request, settings, questions), questions)

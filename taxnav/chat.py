@@ -1,0 +1,108 @@
+"""`taxnav chat`: one conversation in the terminal, a question per line of stdin; and
+`taxnav ask --conversation ID|new`: one turn of a stored conversation.
+
+Each line is a turn: follow-ups are read with the turns before them (services/conversation.py).
+After a conflict refusal, `/choose N` picks its option N; `/new` starts a new conversation.
+Conversations are stored where the gateway keeps them (the data directory in embedded mode,
+Redis in distributed mode), so `taxnav ask --conversation ID` and the page (`/?c=ID`) reopen them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+NEW = "new"
+
+
+def _stores():  # noqa: ANN202  (the conversation store, the question store and the settings)
+    from services.conversation import make_conversation_store  # noqa: PLC0415
+    from services.results import make_store  # noqa: PLC0415
+    from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
+
+    settings = get_settings()
+    return make_conversation_store(settings), make_store(settings), settings
+
+
+def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
+    from services.cli import render  # noqa: PLC0415
+    from services.conversation import conflict_options  # noqa: PLC0415
+
+    head = f"[turn {turn.turn}, {turn.follow_up.kind.replace('_', ' ')}]"
+    lines = [head, render(turn)]
+    for number, option in enumerate(conflict_options(turn), start=1):
+        lines.append(f"  /choose {number}: {option.condition} -> {option.value} [{option.paragraph_id}]")
+    return "\n".join(lines)
+
+
+def ask_turn(conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN201
+    from services.conversation import ask  # noqa: PLC0415
+    from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
+
+    conversations, questions, settings = _stores()
+    if conversation_id == NEW:
+        conversation_id = conversations.create().id
+    request = ConversationQuestion(question=question, condition=condition, manual=manual)
+    return ask(conversations, conversation_id, request, settings, questions)
+
+
+def chat(lines: TextIO, out: TextIO, manual: str | None = None) -> int:
+    from services.conversation import conflict_options  # noqa: PLC0415
+    from services.errors import PipelineError  # noqa: PLC0415
+
+    conversations, _, _ = _stores()
+    cid = conversations.create().id
+    print(f"conversation {cid} (one question per line; /choose N after a conflict; /new; Ctrl-D ends)", file=out)
+    last = None
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line == "/new":
+            cid, last = conversations.create().id, None
+            print(f"conversation {cid}", file=out)
+            continue
+        condition = None
+        if line.startswith("/choose"):
+            options = conflict_options(last) if last is not None else []
+            choice = line.removeprefix("/choose").strip()
+            if not choice.isdigit() or not 1 <= int(choice) <= len(options):
+                print(f"no option {choice or '?'}: the last turn offers {len(options)}", file=out)
+                continue
+            condition = options[int(choice) - 1].condition
+            line = condition
+        try:
+            last = ask_turn(cid, line, condition, manual)
+        except PipelineError as exc:
+            print(f"error ({exc.kind}): {exc}", file=out)
+            continue
+        print(render_turn(last), file=out, flush=True)
+    print(f"conversation {cid}: reopen it with `taxnav ask --conversation {cid} \"...\"` or /?c={cid}", file=out)
+    return 0
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    return chat(sys.stdin, sys.stdout, args.manual)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    """`taxnav ask --conversation ID|new "question"` (services/cli.py hands over here)."""
+    from services.errors import PipelineError  # noqa: PLC0415
+    from shared.index import CollectionNotFound  # noqa: PLC0415
+
+    try:
+        turn = ask_turn(args.conversation, args.question, args.condition, args.manual)
+    except (PipelineError, CollectionNotFound) as exc:
+        print(f"taxnav ask: {exc}", file=sys.stderr)
+        return 2
+    print(turn.model_dump_json(indent=2) if args.json else render_turn(turn) + f"\n(conversation {turn.conversation_id})")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from taxnav.cli import common_options  # noqa: PLC0415
+
+    parser = subparsers.add_parser("chat", parents=[common_options()], help="one conversation in the terminal (stdin lines)")
+    parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual)")
+    parser.set_defaults(func=run_chat)

@@ -1,0 +1,97 @@
+"""Reading a turn with the conversation so far (services/conversation.py), on the real slice."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.conversation import after_stage, as_turn, follow_up_info, new_turn_state, read_turn, searched_question
+from services.pipeline import answer_state
+from shared.contracts.conversation import ConversationContext, ConversationQuestion, PendingTurn
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult
+
+MILEAGE = "How much can my employer pay me per mile, tax free, when I drive my own car on business trips?"
+
+
+@pytest.fixture(scope="module")
+def earlier(slice_settings):
+    state = new_turn_state(ConversationQuestion(question=MILEAGE), [], slice_settings)
+    pending = PendingTurn(turn=1, question_id=state.query.id, question=MILEAGE, follow_up=follow_up_info(state))
+    return [as_turn(answer_state(state, slice_settings), "c", pending)]
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("And for a motorcycle?", "follow_up"),  # a leading link
+        ("Could I use my bicycle instead?", "follow_up"),  # points back
+        ("Is the figure the same?", "follow_up"),  # short, leans on its context
+        ("Our staff Christmas party costs £100 a head. Is it a taxable benefit for the employees?", "new_subject"),
+        ("What is the van benefit charge for a company van used privately?", "new_subject"),
+    ],
+)
+def test_follow_up_or_new_subject(earlier, slice_settings, question, kind):
+    searched, context = read_turn(ConversationQuestion(question=question), earlier, slice_settings)
+    assert context.kind == kind and context.asked == question
+    if kind == "follow_up":
+        assert context.reasons and searched == f"{question} {MILEAGE}"
+        assert "EIM31240" in context.carried_sections and context.claims
+    else:
+        assert searched == question and not context.carried_sections
+
+
+def test_a_follow_up_naming_a_year_replaces_the_topics_years():
+    topic = "What's the van benefit for 2014-15 and 2013/14?"
+    assert searched_question("And for 2025-26?", topic) == "And for 2025-26? What's the van benefit for and ?"
+    assert searched_question("And for an electric one?", topic) == f"And for an electric one? {topic}"
+
+
+def _sentence(text: str, pid: str) -> DraftSentence:
+    return DraftSentence(text=text, citations=[pid])
+
+
+def test_claims_already_made_move_behind_the_new_ones_and_unchosen_options_stay_out():
+    context = ConversationContext(
+        kind="follow_up", asked="q", claims=[{"text": "old", "citations": ["EIM1#c0.p0"]}], excluded_sections=["EIM2"]
+    )
+    state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
+    state.draft = Draft(sentences=[_sentence("old", "EIM1#c0.p0"), _sentence("new", "EIM1#c0.p1"), DraftSentence(text="d", citations=["EIM1#c0.p2"], role="detail")])
+    after_stage("stitching", state)
+    assert [s.text for s in state.draft.sentences] == ["new", "old", "d"]
+    only_old = Draft(sentences=[_sentence("old", "EIM1#c0.p0")])
+    state.draft = only_old.model_copy(deep=True)
+    after_stage("stitching", state)
+    assert state.draft == only_old  # nothing new: the earlier claim is the answer
+    state.rollup = RollupResult(pages=[PageBundle(section_id=s, score=1.0, chunks=[]) for s in ("EIM1", "EIM2")])
+    after_stage("rollup", state)
+    assert [p.section_id for p in state.rollup.pages] == ["EIM1"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "promoted"),
+    [
+        ("And if I'm paid monthly?", "You may pay £18 per month to monthly paid employees."),
+        ("What was it back in 2010-11?", "For 2008-09 to 2011-12 the rate was £3 per week."),
+    ],
+)
+def test_a_follow_up_answer_leads_with_what_the_follow_up_adds(asked, promoted):
+    context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me each week for working from home?")
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    sentences = [
+        _sentence("You may pay £4 per week without records.", "EIM1#c0.p0"),
+        DraftSentence(text="You may pay £18 per month to monthly paid employees.", citations=["EIM1#c0.p1"], role="detail"),
+        DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p2"], role="detail"),
+    ]
+    state.draft = Draft(sentences=sentences)
+    after_stage("stitching", state)
+    first = state.draft.sentences[0]
+    assert first.text == promoted and first.role == "answer"
+    assert {s.text for s in state.draft.sentences} == {s.text for s in sentences}  # reordered, nothing lost
+
+
+def test_a_word_written_as_one_meets_the_manuals_two():
+    from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
+    from services.stages.text import terms  # noqa: PLC0415
+
+    (motorcycle,) = terms("motorcycle")
+    assert motorcycle in terms_with_compounds("Motor cycle | All | 24p")
+    assert motorcycle not in terms_with_compounds("Car or van | First 10,000 | 45p")
