@@ -26,11 +26,17 @@ def _stores():  # noqa: ANN202  (the conversation store, the question store and 
 
 
 def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
-    from services.cli import render  # noqa: PLC0415
+    from io import StringIO  # noqa: PLC0415
+
+    from rich.console import Console  # noqa: PLC0415
+
+    from services.cli import render, show  # noqa: PLC0415
     from services.conversation import conflict_options  # noqa: PLC0415
 
     head = f"[turn {turn.turn}, {turn.follow_up.kind.replace('_', ' ')}]"
-    lines = [head, render(turn)]
+    body = StringIO()  # the ask command's plain rendering (no terminal: no colours, one item a line)
+    show(render(turn), Console(file=body, highlight=False, no_color=True, width=10_000))
+    lines = [head, body.getvalue().rstrip("\n")]
     for number, option in enumerate(conflict_options(turn), start=1):
         lines.append(f"  /choose {number}: {option.condition} -> {option.value} [{option.paragraph_id}]")
     return "\n".join(lines)

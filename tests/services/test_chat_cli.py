@@ -69,7 +69,7 @@ def test_chat_chooses_a_conflict_option_by_number(choice_settings, tmp_path: Pat
     finally:
         get_settings.cache_clear()
     text = out.getvalue()
-    assert "REFUSED (conflict)" in text and "/choose 2:" in text
+    assert "Refused: conflict" in text and "/choose 2:" in text
     assert "no option 3: the last turn offers 2" in text
     first_option = text.split("/choose 1: ", 1)[1].split(" -> ", 1)[0]
     (conversation,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
