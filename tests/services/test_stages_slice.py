@@ -279,14 +279,14 @@ def cli_env(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
 
 
 def test_cli_ask_prints_the_api_json(slice_settings: Settings, capsys: pytest.CaptureFixture[str], cli_env: pytest.MonkeyPatch) -> None:
-    from taxnav.cli import main
+    from taxnav.cli import Exit, main
 
     cli_env.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(slice_settings.ingest.embedding_cache_dir))
     assert main(["ask", "--data-dir", str(slice_settings.data_dir), "--json", MILEAGE]) == 0
     result = QuestionResult.model_validate(json.loads(capsys.readouterr().out))
     assert result.status == "answered" and result.citations
-    assert main(["ask", "--data-dir", str(slice_settings.data_dir), "   "]) == 0
-    assert "REFUSED (malformed)" in capsys.readouterr().out
+    assert main(["ask", "--data-dir", str(slice_settings.data_dir), "   "]) == Exit.REFUSED
+    assert "Refused: malformed" in capsys.readouterr().out
 
 
 def test_cli_ask_without_an_index_is_a_clear_error(tmp_path, capsys: pytest.CaptureFixture[str], cli_env: pytest.MonkeyPatch) -> None:  # noqa: ANN001
