@@ -38,12 +38,12 @@ def test_score_sweep_counts_the_own_page_only_in_the_answer_part():
     assert (outcome.answer_words, outcome.reply_words) == (4, 8)
     own_first = _answered(Sentence(text="Car or van 45p.", citations=["EIM31240#c2.p0"], verdict="supported", reason="quoted"))
     assert score_sweep(question, own_first, 1.0).own_page_in_answer_part
-    refused = QuestionResult(id="y", question="q", status="refused", refusal=Refusal(category="conflict", message="m"))
+    refused = QuestionResult(id="y", question="q", status="refused", refusal=Refusal(category="low_coverage", message="m"))
     r = score_sweep(question, refused, 2.0)
-    assert (r.refusal, r.refusal_message, r.own_page_cited, r.answer_words) == ("conflict", "m", False, 0)
+    assert (r.refusal, r.refusal_message, r.own_page_cited, r.answer_words) == ("low_coverage", "m", False, 0)
 
     m = aggregate_sweep([outcome, score_sweep(question, own_first, 1.0), r], every=1)
-    assert (m.questions, m.refusals, m.refusals_by_category) == (3, 1, {"conflict": 1})
+    assert (m.questions, m.refusals, m.refusals_by_category) == (3, 1, {"low_coverage": 1})
     assert m.false_refusal_rate == pytest.approx(1 / 3)
     assert m.own_page_in_answer_part == pytest.approx(1 / 3) and m.own_page_cited == pytest.approx(2 / 3)
     assert (m.answer_words_median, m.reply_words_median) == (4.0, 6.0)  # over the two answered: 4 and 4, 8 and 4

@@ -247,8 +247,8 @@ def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(c
     )
     assert bad.verification.faithfulness == pytest.approx(1 / 3)
     assert bad.refusal is not None and bad.refusal.category == "low_coverage"
-    assert bad.refusal.evidence["verdicts"] == {"contradicted": 2, "supported": 1}
-    assert bad.refusal.evidence["floor"] == Settings().verification.faithfulness_floor
+    assert bad.refusal.evidence.verdicts == {"contradicted": 2, "supported": 1}
+    assert bad.refusal.evidence.floor == Settings().verification.faithfulness_floor
 
 
 def test_real_rendering_of_cells_the_scrape_glued_together_is_supported(corpus_dir) -> None:
