@@ -96,7 +96,7 @@ def _is_page(item: dict[str, Any]) -> bool:
 
 def _page_line(page: dict[str, Any]) -> str:
     """A page of the evidence on one line: id, title, date, link, then any other fields."""
-    rest = {k: v for k, v in page.items() if k not in ("section_id", "title", "url", "public_updated_at")}
+    rest = {k: v for k, v in page.items() if k not in ("section_id", "title", "url", "public_updated_at", "manual")}
     date = str(page.get("public_updated_at") or "")[:10]
     words = [page["section_id"], str(page.get("title") or ""), f"(updated {date})" if date else "", str(page.get("url") or "")]
     words += [f"{k}={v}" for k, v in rest.items()]
