@@ -120,7 +120,7 @@ def _typed_redis_errors(method: Callable) -> Callable:
             return method(*args, **kwargs)
         except redis.RedisError as exc:
             # The class name only: redis-py's messages carry the server's host and port.
-            full = isinstance(exc, redis.ResponseError) and str(exc).startswith("OOM")
+            full = isinstance(exc, redis.exceptions.OutOfMemoryError)
             raise Unavailable("Redis is full (maxmemory reached)" if full else f"Redis is unavailable ({type(exc).__name__})") from exc
 
     return wrapper
@@ -210,8 +210,8 @@ class RedisStore(QuestionStore):
         try:
             self._redis.set(f"{self._prefix}readyz", "1", ex=10)
             return None
-        except redis.ResponseError as exc:
-            return "full (maxmemory reached)" if str(exc).startswith("OOM") else f"refuses writes ({type(exc).__name__})"
+        except redis.exceptions.OutOfMemoryError:
+            return "full (maxmemory reached)"
         except redis.RedisError as exc:
             return f"unreachable ({type(exc).__name__})"
 
