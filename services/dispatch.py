@@ -21,7 +21,9 @@ from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, 
 from shared.celery_app import make_celery_app, stage_task_name
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
 
 
 def stage_queues() -> list[str]:
@@ -29,10 +31,39 @@ def stage_queues() -> list[str]:
     return list(dict.fromkeys(stage.queue for stage in STAGES))
 
 
+def sections_named(state: PipelineState) -> list[str]:
+    """The pages a state's candidates sit on, best first."""
+    found: dict[str, None] = {}
+    if state.retrieval:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.retrieval.hits))
+    if state.expansion:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.expansion.hits))
+    for bundles in (state.rollup, state.selection):
+        if bundles:
+            found.update(dict.fromkeys(p.section_id for p in bundles.pages))
+    return list(found)
+
+
+# Cross-reference hops from the current pages a stage may score chunks on.
+PREFETCH_HOPS = {"expansion": 2}
+
+
+def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> None:
+    """One vector fetch per stage for every chunk it may score, instead of one per chunk
+    (a round trip each with a Qdrant server)."""
+    if state.refusal is not None or not settings.retrieval.use_vectors:
+        return
+    sections = sections_named(state)
+    if sections:
+        index = CorpusIndex.open(settings, state.query.manual)
+        index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
+
+
 def run_stages(
     stages: list[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
 ) -> PipelineState:
     for stage in stages:
+        prefetch_vectors(stage, state, settings)
         done = len(state.trace)
         state = run_stage(stage, state, settings)
         if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace

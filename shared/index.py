@@ -121,6 +121,23 @@ class CorpusIndex:
             raise KeyError(chunk_id)
         return vector
 
+    def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
+        """Many chunks' vectors in one round trip (a server-backed store keeps them, so the
+        stage's own ``chunk_vector`` calls that follow are served from memory)."""
+        return self._vectors.vectors(chunk_ids)
+
+    def pages_in_play(self, section_ids: list[str], hops: int = 0) -> list[str]:
+        """Chunk ids of these pages and of the pages up to ``hops`` cross-references away:
+        what a stage may score (expansion follows links two deep: a link's target, then the
+        pages several candidates cite; rollup, selection and stitching stay on their pages)."""
+        sections = dict.fromkeys(s for s in section_ids if s in self.pages)
+        frontier = list(sections)
+        for _ in range(hops):
+            reached = [x.target_section for s in frontier for x in self._xrefs.get(s, []) if x.target_section in self.pages]
+            frontier = [s for s in dict.fromkeys(reached) if s not in sections]
+            sections.update(dict.fromkeys(frontier))
+        return [cid for section in sections for cid in self.pages[section].chunk_ids]
+
     # --- structure ----------------------------------------------------------------------------
     def xrefs_from(self, section_id: str) -> list[CrossRef]:
         return list(self._xrefs.get(section_id, []))

@@ -15,7 +15,8 @@ import json
 import threading
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,9 @@ import numpy as np
 
 COLLECTION_PREFIX = "taxnav"
 UPLOAD_BATCH = 256
+# Chunk vectors a server-backed store keeps (a generation's vectors never change): about
+# 1.5 KB each at 384 dims, so a few MB, enough for the pages of many questions in flight.
+CACHED_VECTORS = 8192
 VECTORS_FILE = "vectors.npy"
 IDS_FILE = "vector_ids.json"
 
@@ -43,6 +47,12 @@ class VectorStore(ABC):
     @abstractmethod
     def vector(self, chunk_id: str) -> np.ndarray | None:
         """The stored vector of one chunk (None if unknown)."""
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of many chunks (unknown ones left out), in as few round trips
+        as the store allows: a stage fetches all it will score at once."""
+        found = {cid: self.vector(cid) for cid in dict.fromkeys(chunk_ids)}
+        return {cid: v for cid, v in found.items() if v is not None}
 
     def publish(self) -> None:
         """Make this generation the one searches read (no-op where the generation dir does it)."""
@@ -69,6 +79,9 @@ class QdrantVectorStore(VectorStore):
         self.manual = manual
         self.alias = alias_name(manual)
         self.collection = collection_name(manual, generation) if generation else self.alias
+        # Only a generation's own collection is immutable; the alias may move to another.
+        self._cache: OrderedDict[str, np.ndarray] | None = OrderedDict() if generation else None
+        self._cache_lock = threading.Lock()
 
     @classmethod
     def connect(cls, url: str, manual: str, generation: str | None = None, timeout_s: float = 10.0) -> QdrantVectorStore:
@@ -107,10 +120,24 @@ class QdrantVectorStore(VectorStore):
         return [(point.payload["chunk_id"], float(point.score)) for point in response.points]
 
     def vector(self, chunk_id: str) -> np.ndarray | None:
-        found = self.client.retrieve(self.collection, ids=[point_id(chunk_id)], with_vectors=True, with_payload=False)
-        if not found or found[0].vector is None:
-            return None
-        return np.asarray(found[0].vector, dtype=np.float32)
+        return self.vectors([chunk_id]).get(chunk_id)
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(chunk_ids))
+        with self._cache_lock:
+            known = {cid: self._cache[cid] for cid in wanted if self._cache is not None and cid in self._cache}
+        missing = [cid for cid in wanted if cid not in known]
+        if missing:  # one retrieve for all of them
+            by_point = {point_id(cid): cid for cid in missing}
+            found = self.client.retrieve(self.collection, ids=list(by_point), with_vectors=True, with_payload=False)
+            fetched = {by_point[str(p.id)]: np.asarray(p.vector, dtype=np.float32) for p in found if p.vector is not None}
+            known.update(fetched)
+            if self._cache is not None:
+                with self._cache_lock:
+                    self._cache.update(fetched)
+                    while len(self._cache) > CACHED_VECTORS:
+                        self._cache.popitem(last=False)
+        return known
 
     def publish(self) -> None:
         """Swap the alias onto this generation in one call. The collection it pointed at stays
@@ -182,6 +209,10 @@ class EmbeddedVectorStore(QdrantVectorStore):
         self._load()
         row = self._row.get(chunk_id)
         return None if row is None or self._matrix is None else self._matrix[row]
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        # Rows of the matrix in memory: no round trip to batch.
+        return VectorStore.vectors(self, chunk_ids)
 
     def publish(self) -> None:
         pass  # the generation directory's symlink swap publishes it
