@@ -1,5 +1,6 @@
 """Request dependencies (``Annotated`` aliases): the app's settings, question store, metrics
-and the serving corpus index."""
+and the serving corpus index. The app-state getters are ``async``: FastAPI would run plain
+functions on its thread pool, a thread hop per dependency per request."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ if TYPE_CHECKING:
     from shared.index import CorpusIndex
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_store(request: Request) -> QuestionStore:
+async def get_store(request: Request) -> QuestionStore:
     return request.app.state.store
 
 
-def get_metrics(request: Request) -> GatewayMetrics:
+async def get_metrics(request: Request) -> GatewayMetrics:
     return request.app.state.metrics
 
 

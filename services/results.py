@@ -78,39 +78,49 @@ class QuestionStore(ABC):
         return None
 
 
+class _Record:
+    def __init__(self, deadline: float, lock: threading.Lock) -> None:
+        self.deadline = deadline
+        self.events: list[QuestionEvent] = []
+        self.changed = threading.Condition(lock)  # wakes this question's readers only
+
+
 class MemoryStore(QuestionStore):
     """Embedded mode: the gateway process is the only writer and reader."""
 
     def __init__(self, max_questions: int = 10_000) -> None:
-        self._records: OrderedDict[str, tuple[float, list[QuestionEvent]]] = OrderedDict()
-        self._changed = threading.Condition()
+        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._lock = threading.Lock()
         self._max = max_questions
 
     def start(self, qid: str, deadline: float) -> None:
-        with self._changed:
-            self._records[qid] = (deadline, [])
+        with self._lock:
+            self._records[qid] = _Record(deadline, self._lock)
             while len(self._records) > self._max:  # oldest first
                 self._records.popitem(last=False)
 
     def add(self, qid: str, event: QuestionEvent) -> bool:
-        with self._changed:
-            events = self._records.get(qid, (0, None))[1]
-            if events is None or (events and events[-1].terminal):
+        with self._lock:
+            record = self._records.get(qid)
+            if record is None or (record.events and record.events[-1].terminal):
                 return False
-            events.append(event)
-            self._changed.notify_all()
+            record.events.append(event)
+            record.changed.notify_all()
             return True
 
     def read(self, qid: str, cursor: str, block_s: float) -> tuple[list[QuestionEvent], str]:
         position = int(cursor)
-        with self._changed:
-            self._changed.wait_for(lambda: len(self._records.get(qid, (0, []))[1]) > position, timeout=block_s)
-            events = self._records.get(qid, (0, []))[1][position:]
+        with self._lock:
+            record = self._records.get(qid)
+            if record is None:
+                return [], cursor
+            record.changed.wait_for(lambda: len(record.events) > position, timeout=block_s)
+            events = record.events[position:]
         return events, str(position + len(events))
 
     def deadline(self, qid: str) -> float | None:
         record = self._records.get(qid)
-        return record[0] if record else None
+        return record.deadline if record else None
 
 
 def _typed_redis_errors(method: Callable) -> Callable:

@@ -1,4 +1,4 @@
-"""`taxnav bench ingest|query`: benchmarks that print their figures and write them as JSON.
+"""`taxnav bench ingest|query|load`: benchmarks that print their figures and write them as JSON.
 
 Each subcommand's module is imported only when it runs (the query benchmark pulls in the
 question pipeline, the ingest one the embedder)."""
@@ -33,6 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--rounds", type=int, default=2, help="passes over the questions for the latency figures")
     query.add_argument("--requests", type=int, default=None, help="requests in the throughput run (default 4 per question, >= 200)")
     query.set_defaults(func=_lazy("taxnav.bench.query"))
+
+    load = kinds.add_parser("load", parents=[common_options()], help="the gateway under 1..128 closed-loop clients: q/s, p50/p95/p99, errors by type, RSS")
+    load.add_argument("--out", default="reports/bench-load.json", help="where to write the JSON figures")
+    load.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
+    load.add_argument("--mode", choices=["embedded", "distributed", "both"], default="both")
+    load.add_argument("--clients", default="1,4,16,64,128", help="client counts, comma-separated")
+    load.add_argument("--seconds", type=float, default=8.0, help="seconds per client count")
+    load.set_defaults(func=_lazy("taxnav.bench.load"))
 
 
 def _lazy(module: str):  # noqa: ANN202
