@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient

@@ -48,7 +48,7 @@ def recorded(slice_settings):
 
 def test_each_stage_fetches_its_vectors_in_at_most_one_call(recorded, slice_settings):
     index, client = recorded
-    expected = answer_question(QuestionRequest(question=QUESTION), slice_settings.model_copy(update={"retrieval": slice_settings.retrieval}))
+    expected = answer_question(QuestionRequest(question=QUESTION), slice_settings)
     client.retrieves.clear()
     store = index._vectors
     store._cache.clear()
