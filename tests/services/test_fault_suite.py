@@ -3,6 +3,7 @@ worker processes per stage queue on the ingested slice, and the gateway app in d
 mode. Each question ends exactly once, answered or with a typed error; readiness says what is
 wrong; nothing needs a restart to recover.
 
+- Schemathesis over every operation of the spec: no 5xx.
 - Redis full (maxmemory, no eviction): fast typed 503s, /readyz red, workers stay up, answers
   again once memory frees.
 - Redis stopped and restarted: fast typed 503s while down, then answers, same processes.
@@ -25,6 +26,7 @@ from gateway.app import create_app
 from services.workers import WorkerPool
 from shared.config import Settings
 from tests.services.test_distributed import distributed_settings, worker_env
+from tests.support.fuzz import fuzz_every_operation
 from tests.support.redis_server import PrivateRedis
 
 pytestmark = pytest.mark.distributed
@@ -79,6 +81,13 @@ def eventually(check, timeout_s: float = 30, every_s: float = 0.3):  # noqa: ANN
 
 def alive(pool: WorkerPool) -> dict[str, int | None]:
     return {name: process.poll() for name, process in pool.processes.items()}
+
+
+def test_schemathesis_over_every_operation_gets_no_5xx(cluster):
+    settings, _, client = cluster
+    statuses, failures = fuzz_every_operation(client.app, examples=25)
+    assert statuses[200] and statuses[404] and statuses[422]
+    assert failures == []
 
 
 def test_a_full_redis_is_a_fast_typed_503_red_readiness_and_workers_survive(cluster, redis_server):
