@@ -40,13 +40,17 @@ def valid_manual(settings: Settings, manual: str | None) -> str:
     422 (not a manual's name) / 404 (not ingested) listing the ingested ones."""
     from shared.index import InvalidManualName, canonical_manual, ingested_manuals  # noqa: PLC0415
 
+    try:
+        configured = canonical_manual(settings.manual)
+    except InvalidManualName as exc:  # a deployment mistake, not the client's
+        raise ApiError(503, "index_unavailable", "The configured manual is not a manual's name (TAXNAV_MANUAL).") from exc
     if manual is None:
-        return canonical_manual(settings.manual)
+        return configured
     try:
         name = canonical_manual(manual)
     except InvalidManualName as exc:
         raise ApiError(422, "invalid_manual", str(exc), {"manuals": ingested_manuals(settings)}) from exc
-    if name == canonical_manual(settings.manual):
+    if name == configured:
         return name
     available = ingested_manuals(settings)
     if name not in available:

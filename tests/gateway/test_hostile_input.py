@@ -104,3 +104,10 @@ def test_a_wrong_method_is_405_with_allow(client):
     response = client.delete("/v1/questions")
     assert response.status_code == 405 and response.json()["error"]["type"] == "method_not_allowed"
     assert response.headers["allow"] == "POST"
+
+
+def test_a_misconfigured_manual_is_a_typed_503_not_a_500(tmp_path):
+    settings = Settings(data_dir=tmp_path, manual="../elsewhere")
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        for response in (client.get("/v1/pages/EIM31240"), client.post("/v1/questions", json={"question": MILEAGE})):
+            assert response.status_code == 503 and response.json()["error"]["type"] == "index_unavailable"
