@@ -28,11 +28,12 @@ from shared.contracts.api import QuestionResult, StageTrace
 
 START = "0"  # cursor before the first event
 BLOCK_S = 1.0  # longest single blocking read; readers loop until their deadline
-# Threads a gateway lets block on a question's events (followers and event streams), and the
-# Redis connections it keeps: one per waiter, plus the sync routes' threads (anyio's 40) and
-# headroom, so a waiter never meets "Too many connections" while Redis is healthy.
+# Threads a gateway lets block on events: up to MAX_WAITERS followers of admitted questions
+# (one each) and as many event streams. Redis connections: one per such thread, plus the sync
+# routes' threads (anyio's 40) and headroom, so none meets "Too many connections" while Redis
+# is healthy (the pool opens them only as needed).
 MAX_WAITERS = 256
-REDIS_CONNECTIONS = MAX_WAITERS + 64
+REDIS_CONNECTIONS = 2 * MAX_WAITERS + 64
 # A timeout claimed too late (the result was being written) is followed this much longer.
 LATE_RESULT_GRACE_S = 5.0
 

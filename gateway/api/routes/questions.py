@@ -33,24 +33,27 @@ router = APIRouter(prefix="/v1/questions", tags=["questions"])
 _followers: set[asyncio.Future] = set()  # followers of questions nobody waits on (kept from GC)
 
 
-def _limiters(request: Request) -> tuple[CapacityLimiter, CapacityLimiter]:
-    """(waiters, refusals): waiting for an outcome blocks a thread (a Redis read or a
-    condition wait), so waits get their own pool instead of starving the one sync routes
-    share; refusals get a pool of their own so they never wait behind either."""
+def _streams(request: Request) -> CapacityLimiter:
+    """Threads for event streams' blocking reads (a Redis read or a condition wait), apart from
+    the pool sync routes share."""
     state = request.app.state
-    if getattr(state, "waiters", None) is None:  # made inside the app's event loop
-        state.waiters, state.refusals = CapacityLimiter(MAX_WAITERS), CapacityLimiter(REFUSAL_THREADS)
-    return state.waiters, state.refusals
-
-
-REFUSAL_THREADS = 8
+    if getattr(state, "streams", None) is None:  # made inside the app's event loop
+        state.streams = CapacityLimiter(MAX_WAITERS)
+    return state.streams
 
 
 def _admission(request: Request, settings: Settings) -> Admission:
+    """Questions in flight, with a follower thread each (never queued: one per slot) and, apart,
+    a few threads for scope-guard refusals so they never wait behind either."""
     state = request.app.state
     if getattr(state, "admission", None) is None:
         state.admission = Admission(min(settings.gateway.max_in_flight, MAX_WAITERS))
+        state.followers = CapacityLimiter(state.admission.limit)
+        state.refusals = CapacityLimiter(REFUSAL_THREADS)
     return state.admission
+
+
+REFUSAL_THREADS = 8
 
 
 QuestionId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -102,15 +105,14 @@ async def ask(
     wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
 ) -> JSONResponse:
     started = time.perf_counter()
-    waiters, refusals = _limiters(request)
+    admission = _admission(request, settings)
     body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
     waiting = body.wait if wait is None else wait
     state = new_state(body, settings)  # the scope guard: text rules, no I/O
     if state.refusal is not None:
-        result = await to_thread.run_sync(record_refusal, state, settings, store, limiter=refusals)
+        result = await to_thread.run_sync(record_refusal, state, settings, store, limiter=request.app.state.refusals)
         metrics.record(result, time.perf_counter() - started)
         return JSONResponse(result.model_dump(mode="json")) if waiting else _pending(result.id, [])
-    admission = _admission(request, settings)
     if not admission.enter():
         raise ApiError(
             503, "overloaded", f"The gateway has {admission.limit} questions in flight; ask again shortly.",
@@ -123,7 +125,8 @@ async def ask(
         raise
     # Followed in every case, so metrics see each outcome once and the admission slot is
     # given back when the question ends, even when nobody waits.
-    follower = asyncio.ensure_future(to_thread.run_sync(_outcome, store, qid, metrics, started, admission, limiter=waiters))
+    followers = request.app.state.followers
+    follower = asyncio.ensure_future(to_thread.run_sync(_outcome, store, qid, metrics, started, admission, limiter=followers))
     if not waiting:
         _followers.add(follower)
         follower.add_done_callback(_followers.discard)
@@ -171,7 +174,7 @@ def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
 )
 async def question_events(qid: KnownQuestion, store: StoreDep, request: Request) -> AsyncIterator[ServerSentEvent]:
     events = follow(store, qid)
-    limiter = _limiters(request)[0]  # each blocking read on the waiting threads, not the shared pool
+    limiter = _streams(request)  # each blocking read on the stream threads, not the shared pool
     while (event := await to_thread.run_sync(next, events, None, limiter=limiter)) is not None:
         if event.kind == "stage":
             data = {"stage": event.trace.stage, "ms": round(event.trace.ms, 3), "candidates": len(event.trace.candidate_ids)}
