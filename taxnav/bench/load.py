@@ -55,7 +55,8 @@ def run_level(base_url: str, questions: list[str], clients: int, seconds: float,
 
     # One client shared by every thread, made before the clock starts: making one per thread
     # (an SSL context each) costs the load generator seconds of CPU at 128 clients.
-    limits = httpx.Limits(max_connections=clients + 1, max_keepalive_connections=clients + 1)
+    # Idle connections are dropped before uvicorn's 5 s keep-alive would close them under a request.
+    limits = httpx.Limits(max_connections=clients + 1, max_keepalive_connections=clients + 1, keepalive_expiry=2.0)
     shared = httpx.Client(base_url=base_url, timeout=timeout_s, limits=limits)
 
     def client(worker: int) -> None:

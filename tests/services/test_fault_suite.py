@@ -6,7 +6,8 @@ wrong; nothing needs a restart to recover.
 - Schemathesis over every operation of the spec: no 5xx.
 - Redis full (maxmemory, no eviction): fast typed 503s, /readyz red, workers stay up, answers
   again once memory frees.
-- Redis stopped and restarted: fast typed 503s while down, then answers, same processes.
+- Redis stopped and restarted: fast typed 503s while down, then answers, same processes;
+  questions in flight through the restart each end exactly once.
 - A queue with no consumer: /readyz names it; a consumer back turns it green.
 - A worker SIGKILLed under load: every question ends once; none is told "timeout" and
   then completes.
@@ -125,6 +126,30 @@ def test_redis_stopped_and_restarted_recovers_without_restarts(cluster, redis_se
     status, body, _ = ask(client, QUESTIONS[2])
     assert status == 200 and body["status"] == "answered", body
     assert pool.processes == before and all(code is None for code in alive(pool).values())
+
+
+def test_questions_in_flight_through_a_redis_restart_each_end_once(cluster, redis_server):
+    settings, _, client = cluster
+    with ThreadPoolExecutor(5) as threads:
+        submitted = list(threads.map(lambda q: client.post("/v1/questions", json={"question": q, "wait": False}), QUESTIONS))
+    assert all(r.status_code == 202 for r in submitted), [r.text for r in submitted]
+    redis_server.stop()  # mid-flight: queues and records survive in the append-only file
+    time.sleep(2)
+    redis_server.start()
+    qids = [r.json()["id"] for r in submitted]
+
+    def ended(qid: str) -> dict | None:
+        response = client.get(f"/v1/questions/{qid}")
+        if response.status_code in (202, 503):  # still running, or the gateway's pool reconnecting
+            return None
+        return {"http": response.status_code, **response.json()}
+
+    for qid in qids:
+        outcome = eventually(lambda qid=qid: ended(qid), timeout_s=60)
+        assert outcome["http"] in (200, 504), outcome  # answered, or a typed timeout: never lost
+        assert stream_ends(settings, redis_server, qid) == 1
+        again = client.get(f"/v1/questions/{qid}")
+        assert again.status_code == outcome["http"]  # and it stays so: no late second ending
 
 
 def test_a_queue_without_consumers_turns_readiness_red(cluster):
