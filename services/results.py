@@ -54,6 +54,9 @@ def stage_event(trace: StageTrace) -> QuestionEvent:
 
 
 class QuestionStore(ABC):
+    # Whether calls may wait on I/O (a caller on an event loop then runs them on a thread).
+    blocking = True
+
     @abstractmethod
     def start(self, qid: str, deadline: float) -> None:
         """Open a question's record; ``deadline`` (epoch seconds) is when waiting stops."""
@@ -88,6 +91,8 @@ class _Record:
 
 class MemoryStore(QuestionStore):
     """Embedded mode: the gateway process is the only writer and reader."""
+
+    blocking = False  # writes take a lock held for microseconds; only reads with block_s > 0 wait
 
     def __init__(self, max_questions: int = 10_000) -> None:
         self._records: OrderedDict[str, _Record] = OrderedDict()

@@ -110,7 +110,10 @@ async def ask(
     waiting = body.wait if wait is None else wait
     state = new_state(body, settings)  # the scope guard: text rules, no I/O
     if state.refusal is not None:
-        result = await to_thread.run_sync(record_refusal, state, settings, store, limiter=request.app.state.refusals)
+        if store.blocking:
+            result = await to_thread.run_sync(record_refusal, state, settings, store, limiter=request.app.state.refusals)
+        else:  # in memory: microseconds, and a thread hop would wait on the pipeline's threads for the GIL
+            result = record_refusal(state, settings, store)
         metrics.record(result, time.perf_counter() - started)
         return JSONResponse(result.model_dump(mode="json")) if waiting else _pending(result.id, [])
     if not admission.enter():
