@@ -177,6 +177,14 @@ class EmbeddedVectorStore(VectorStore):
         self.directory.mkdir(parents=True, exist_ok=True)
         np.save(self.directory / VECTORS_FILE, np.asarray(vectors, dtype=np.float32))
         (self.directory / IDS_FILE).write_text(json.dumps(list(ids)), encoding="utf-8")
+        self.unload()
+
+    @property
+    def loaded(self) -> bool:
+        return self._ids is not None
+
+    def unload(self) -> None:
+        """Forget the loaded vectors (the next read loads them again)."""
         self._ids, self._matrix = None, None
 
     def _load(self) -> None:
