@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
@@ -23,6 +24,7 @@ import gateway.api.routes as routes
 from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
+from gateway.security import ApiKeys, SecurityHeaders
 from services.pipeline import answer_question
 from services.results import make_store
 from shared import __version__
@@ -113,7 +115,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = make_store(settings)
     app.state.metrics = GatewayMetrics()
     install_error_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.gateway.max_body_bytes)
+    gateway = settings.gateway
+    app.add_middleware(BodyLimit, max_bytes=gateway.max_body_bytes, timeout_s=gateway.body_read_timeout_s)
+    app.add_middleware(ApiKeys, keys=gateway.api_keys, per_minute=gateway.rate_limit_per_minute)
+    if gateway.cors_origins:  # outside the key check: a browser's preflight carries no key
+        app.add_middleware(CORSMiddleware, allow_origins=gateway.cors_origins, allow_methods=["GET", "POST"], allow_headers=["*"])
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestCounter, metrics=app.state.metrics)  # outermost: sees 413s too
     for name in route_modules():
         app.include_router(importlib.import_module(name).router)

@@ -1,5 +1,6 @@
 """Request dependencies (``Annotated`` aliases): the app's settings, question store, metrics
-and the serving corpus index."""
+and the serving corpus index. The app-state getters are ``async``: FastAPI would run plain
+functions on its thread pool, a thread hop per dependency per request."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ if TYPE_CHECKING:
     from shared.index import CorpusIndex
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_store(request: Request) -> QuestionStore:
+async def get_store(request: Request) -> QuestionStore:
     return request.app.state.store
 
 
-def get_metrics(request: Request) -> GatewayMetrics:
+async def get_metrics(request: Request) -> GatewayMetrics:
     return request.app.state.metrics
 
 
@@ -33,16 +34,40 @@ StoreDep = Annotated[QuestionStore, Depends(get_store)]
 MetricsDep = Annotated[GatewayMetrics, Depends(get_metrics)]
 
 
+def valid_manual(settings: Settings, manual: str | None) -> str:
+    """The canonical name of a requested manual: the configured one when none is named (its
+    index may still be missing: a 503 later), else one of the ingested manuals, or a typed
+    422 (not a manual's name) / 404 (not ingested) listing the ingested ones."""
+    from shared.index import InvalidManualName, canonical_manual, ingested_manuals  # noqa: PLC0415
+
+    try:
+        configured = canonical_manual(settings.manual)
+    except InvalidManualName as exc:  # a deployment mistake, not the client's
+        raise ApiError(503, "index_unavailable", "The configured manual is not a manual's name (TAXNAV_MANUAL).") from exc
+    if manual is None:
+        return configured
+    try:
+        name = canonical_manual(manual)
+    except InvalidManualName as exc:
+        raise ApiError(422, "invalid_manual", str(exc), {"manuals": ingested_manuals(settings)}) from exc
+    if name == configured:
+        return name
+    available = ingested_manuals(settings)
+    if name not in available:
+        raise ApiError(404, "unknown_manual", f"No ingested manual {name}; ingested: {', '.join(available) or 'none'}.", {"manuals": available})
+    return name
+
+
 def open_index(settings: Settings, manual: str | None = None) -> CorpusIndex:
     """The serving generation of a manual's index, or a typed 503 when there is none yet."""
     from shared.index import CorpusIndex  # noqa: PLC0415  (heavy: loads the stores)
 
+    name = valid_manual(settings, manual)
     try:
-        return CorpusIndex.open(settings, manual)
+        return CorpusIndex.open(settings, name)
     except (FileNotFoundError, LookupError, ValueError) as exc:
-        raise ApiError(
-            503, "index_unavailable", f"No serving index for {manual or settings.manual}: run `taxnav ingest` first ({exc})"
-        ) from exc
+        # Not the exception's text: it may name the data directory.
+        raise ApiError(503, "index_unavailable", f"No serving index for {name}: run `taxnav ingest` first.") from exc
 
 
 def get_index(settings: SettingsDep) -> CorpusIndex:

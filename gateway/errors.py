@@ -3,8 +3,10 @@ and the handlers and body-size guard that keep bad requests from ever becoming a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,8 +17,39 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.errors import PipelineError
+from shared.contracts.api import clean_text
 
 log = logging.getLogger(__name__)
+
+# What an error message must never show a client: credentials in a URL, an address and port,
+# a file-system path (a store's or a library's exception text often carries them).
+_SECRETS = (
+    (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+"), "<url>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<address>"),
+    (re.compile(r"\[[0-9a-fA-F:]+\](?::\d+)?"), "<address>"),
+    (re.compile(r"\blocalhost(?::\d+)?\b", re.IGNORECASE), "<address>"),
+    (re.compile(r"\b[\w.-]+:\d{2,5}\b"), "<address>"),
+    (re.compile(r"(?<![\w/.])/(?!v1/)(?:[\w.@+~-]+/)+[\w.@+~-]*"), "<path>"),
+    (re.compile(r"(?<![\w/])\.{1,2}/(?:[\w.@+~-]+/?)+"), "<path>"),
+)
+
+
+def redact(text: str) -> str:
+    """``text`` fit for a response: no secrets (see _SECRETS) and encodable as UTF-8."""
+    text = clean_text(text)
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {_redacted(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value
 
 
 class ErrorBody(BaseModel):
@@ -30,14 +63,16 @@ class ErrorResponse(BaseModel):
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, type_: str, message: str, detail: Any = None) -> None:
+    def __init__(self, status: int, type_: str, message: str, detail: Any = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.type, self.message, self.detail = status, type_, message, detail
+        self.status, self.type, self.message, self.detail, self.headers = status, type_, message, detail, headers
 
 
-def error_response(status: int, type_: str, message: str, detail: Any = None) -> JSONResponse:
-    body = ErrorResponse(error=ErrorBody(type=type_, message=message, detail=detail))
-    return JSONResponse(body.model_dump(mode="json"), status_code=status)
+def error_response(status: int, type_: str, message: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The one error shape; message and detail redacted (they may quote the request or a
+    library's exception)."""
+    body = ErrorResponse(error=ErrorBody(type=type_, message=redact(message), detail=_redacted(_plain(detail))))
+    return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
 
 def pipeline_error_response(exc: PipelineError) -> JSONResponse:
@@ -49,13 +84,13 @@ def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorResponse} for status in statuses}
 
 
-_STATUS_TYPES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+_STATUS_TYPES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 408: "body_timeout", 413: "body_too_large"}
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.type, exc.message, exc.detail)
+        return error_response(exc.status, exc.type, exc.message, exc.detail, exc.headers)
 
     @app.exception_handler(PipelineError)
     async def _pipeline_error(_: Request, exc: PipelineError) -> JSONResponse:
@@ -71,7 +106,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, _STATUS_TYPES.get(exc.status_code, "http_error"), str(exc.detail))
+        # exc.headers carries 405's Allow.
+        return error_response(exc.status_code, _STATUS_TYPES.get(exc.status_code, "http_error"), str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
@@ -85,11 +121,12 @@ def _plain(errors: Any) -> Any:
 
 
 class BodyLimit:
-    """413 for bodies over ``max_bytes``, before anything parses them. A declared length is
-    checked up front; a chunked body is read up to the limit and replayed."""
+    """413 for bodies over ``max_bytes`` and 408 for bodies that take longer than
+    ``timeout_s`` to arrive, before anything parses them. A declared length over the limit
+    is refused up front; any body is read whole (it is small) under the deadline and replayed."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 10.0) -> None:
+        self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -101,18 +138,24 @@ class BodyLimit:
                 return await error_response(400, "invalid_request", "Content-Length is not a number.")(scope, receive, send)
             if int(declared) > self.max_bytes:
                 return await self._too_large(scope, receive, send)
-            return await self.app(scope, receive, send)
-        if b"chunked" not in headers.get(b"transfer-encoding", b""):
+            if int(declared) == 0:
+                return await self.app(scope, receive, send)
+        elif b"chunked" not in headers.get(b"transfer-encoding", b""):
             return await self.app(scope, receive, send)
         body, more = b"", True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # client went away
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.max_bytes:
-                return await self._too_large(scope, receive, send)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                while more:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return  # client went away
+                    body += message.get("body", b"")
+                    more = message.get("more_body", False)
+                    if len(body) > self.max_bytes:
+                        return await self._too_large(scope, receive, send)
+        except TimeoutError:
+            response = error_response(408, "body_timeout", f"The request body did not arrive within {self.timeout_s:g} s.", headers={"Connection": "close"})
+            return await response(scope, receive, send)
         sent = False
 
         async def replay() -> Message:

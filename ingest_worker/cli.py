@@ -40,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="https base URL, a directory like ../shared/corpus, or one manual's folder in it (default: settings.ingest.source)",
     )
     parser.add_argument("--limit", type=int, default=None, help="ingest only the first N sections (quick runs)")
+    parser.add_argument("--force", action="store_true", help="let a --limit run replace a whole serving index")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr (a bar on a terminal, plain lines otherwise)")
     parser.add_argument("--schedule", action="store_true", help="run the scheduled re-ingest (Celery worker with beat) in the foreground")
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     for manual in manuals:
         start = RunStart(manual=manual, source=source, trigger="cli")
         try:  # every run, ok, failed or refused, lands in <data_dir>/ingest_runs.jsonl
-            run, summary = ingest(settings, start, limit=args.limit, progress=not args.no_progress and not args.json)
+            run, summary = ingest(settings, start, limit=args.limit, force=args.force, progress=not args.no_progress and not args.json)
         except (*expected, redis.exceptions.RedisError) as exc:
             print(f"taxnav ingest: {manual}: {exc}", file=sys.stderr)
             status = Exit.ERROR

@@ -58,6 +58,10 @@ class IngestError(RuntimeError):
     """The ingest cannot produce a generation; the serving one is untouched."""
 
 
+class PartialIngestRefused(IngestError):
+    """A partial run (--limit, sections) would replace a whole serving generation."""
+
+
 class IngestSummary(BaseModel):
     manual: str
     generation: str
@@ -93,6 +97,7 @@ class Manifest(BaseModel):
     chunks: int
     xref_edges: int
     sibling_edges: int
+    partial: bool = False  # built from part of the manual (--limit or chosen sections)
 
 
 class Generation(BaseModel):
@@ -288,14 +293,24 @@ def run_ingest(
     limit: int | None = None,
     sections: set[str] | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> IngestSummary:
-    """Crawl ``manual`` from ``source`` (URL or directory) into a new generation and serve it."""
+    """Crawl ``manual`` from ``source`` (URL or directory) into a new generation and serve it.
+
+    A partial run (``limit`` or ``sections``) never replaces a whole serving generation unless
+    ``force``: a quick trial run on a live data directory must not cut what is served."""
     started = time.perf_counter()
     collection = collection_dir(settings, manual)
+    partial_run = limit is not None or sections is not None
     with _exclusive(collection, manual), Progress(manual, enabled=progress) as bar:
         _collect_garbage(collection, settings.ingest.keep_generations)  # leftovers of a killed run
         previous_path = serving_path(settings, manual)
         previous = load_generation(previous_path) if previous_path else None
+        if partial_run and previous is not None and not previous.manifest.partial and not force:
+            raise PartialIngestRefused(
+                f"{manual}: the serving generation is whole ({previous.manifest.pages} pages); a run limited to part of the "
+                "manual would replace it. Ingest into another data directory, or pass --force."
+            )
         try:
             crawl = run_crawl(
                 source, manual, settings.ingest, limit=limit, sections={s.upper() for s in sections} if sections else None, on_progress=bar.on_pages
@@ -355,6 +370,7 @@ def run_ingest(
             chunks=len(chunks),
             xref_edges=xref_edges,
             sibling_edges=sibling_edges,
+            partial=partial_run,
         )
         (partial / MANIFEST).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")  # written last
         final = collection / GENERATIONS / generation

@@ -5,6 +5,7 @@ chain, one task per queue (distributed). Either way the stages report to a quest
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,13 +15,15 @@ from functools import lru_cache
 from celery import Celery, chain
 from kombu.exceptions import OperationalError
 
-from services.errors import Unavailable, as_info
+from services.errors import PipelineTimeout, Unavailable, as_info
 from services.pipeline import STAGES, Stage, finish, new_state, run_stage
 from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
 from shared.celery_app import make_celery_app, stage_task_name
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
 
 
 def stage_queues() -> list[str]:
@@ -28,10 +31,39 @@ def stage_queues() -> list[str]:
     return list(dict.fromkeys(stage.queue for stage in STAGES))
 
 
+def sections_named(state: PipelineState) -> list[str]:
+    """The pages a state's candidates sit on, best first."""
+    found: dict[str, None] = {}
+    if state.retrieval:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.retrieval.hits))
+    if state.expansion:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.expansion.hits))
+    for bundles in (state.rollup, state.selection):
+        if bundles:
+            found.update(dict.fromkeys(p.section_id for p in bundles.pages))
+    return list(found)
+
+
+# Cross-reference hops from the current pages a stage may score chunks on.
+PREFETCH_HOPS = {"expansion": 2}
+
+
+def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> None:
+    """One vector fetch per stage for every chunk it may score, instead of one per chunk
+    (a round trip each with a Qdrant server)."""
+    if state.refusal is not None or not settings.retrieval.use_vectors:
+        return
+    sections = sections_named(state)
+    if sections:
+        index = CorpusIndex.open(settings, state.query.manual)
+        index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
+
+
 def run_stages(
     stages: list[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
 ) -> PipelineState:
     for stage in stages:
+        prefetch_vectors(stage, state, settings)
         done = len(state.trace)
         state = run_stage(stage, state, settings)
         if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
@@ -43,12 +75,50 @@ def finish_to_store(state: PipelineState, settings: Settings, store: QuestionSto
     store.add(state.query.id, QuestionEvent(kind="result", result=finish(state, settings)))
 
 
-def run_embedded(state: PipelineState, settings: Settings, store: QuestionStore) -> None:
-    """All stages in this process; any failure is recorded as the question's typed error."""
+class _Ended(Exception):
+    """The question already has its terminal event."""
+
+
+class Admission:
+    """At most ``limit`` questions in flight in this process; past it the caller sheds load
+    (the gateway answers a typed 503 with Retry-After) instead of queueing without bound."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free = threading.BoundedSemaphore(limit)
+        self._lock = threading.Lock()
+        self.in_flight = 0
+
+    def enter(self) -> bool:
+        if not self._free.acquire(blocking=False):
+            return False
+        with self._lock:
+            self.in_flight += 1
+        return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+        self._free.release()
+
+
+def run_embedded(state: PipelineState, settings: Settings, store: QuestionStore, deadline: float) -> None:
+    """All stages in this process; any failure is recorded as the question's typed error.
+    A question still queued at its deadline is not started (its waiter has given up)."""
     qid = state.query.id
+    if time.time() >= deadline:
+        store.add(qid, QuestionEvent(kind="error", error=PipelineTimeout(f"question {qid} waited past its deadline and was not started").info()))
+        return
+
+    def report(trace: StageTrace) -> None:
+        if not store.add(qid, stage_event(trace)):
+            raise _Ended  # its waiter recorded a timeout: the rest would be wasted work
+
     try:
-        state = run_stages(list(STAGES), state, settings, lambda trace: store.add(qid, stage_event(trace)))
+        state = run_stages(list(STAGES), state, settings, report)
         finish_to_store(state, settings, store)
+    except _Ended:
+        pass
     except Exception as exc:  # noqa: BLE001  (recorded for the waiting client, never lost)
         store.add(qid, QuestionEvent(kind="error", error=as_info(exc)))
 
@@ -78,8 +148,17 @@ def send_chain(state: PipelineState, settings: Settings, deadline: float) -> Non
     signatures[0].args = (state.model_dump_json(),)
     try:
         chain(*signatures).apply_async(retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
-    except OperationalError as exc:
-        raise Unavailable(f"the Celery broker is unavailable: {exc}") from exc
+    except OperationalError as exc:  # the class name only: the message carries the broker's address
+        raise Unavailable(f"the Celery broker is unavailable ({type(exc).__name__})") from exc
+
+
+def record_refusal(state: PipelineState, settings: Settings, store: QuestionStore) -> QuestionResult:
+    """A question the scope guard refused: its result at once (no retrieval or model cost),
+    recorded so that later reads of its id find it."""
+    store.start(state.query.id, time.time() + settings.gateway.wait_timeout_s)
+    result = finish(state, settings)
+    store.add(state.query.id, QuestionEvent(kind="result", result=result))
+    return result
 
 
 def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> str:
@@ -87,14 +166,15 @@ def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> st
 
     Returns its id at once; progress and the outcome arrive in ``store``."""
     qid = state.query.id
+    if state.refusal is not None:
+        record_refusal(state, settings, store)
+        return qid
     deadline = time.time() + settings.gateway.wait_timeout_s
     store.start(qid, deadline)
-    if state.refusal is not None:
-        finish_to_store(state, settings, store)  # no retrieval or model cost
-    elif settings.mode == "distributed":
+    if settings.mode == "distributed":
         send_chain(state, settings, deadline)
     else:
-        _executor(settings.gateway.embedded_threads).submit(run_embedded, state, settings, store)
+        _executor(settings.gateway.embedded_threads).submit(run_embedded, state, settings, store, deadline)
     return qid
 
 

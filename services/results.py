@@ -9,9 +9,11 @@ cursor, so a late reader replays everything and nobody misses the end.
 
 from __future__ import annotations
 
+import base64
 import functools
 import threading
 import time
+import zlib
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -26,6 +28,14 @@ from shared.contracts.api import QuestionResult, StageTrace
 
 START = "0"  # cursor before the first event
 BLOCK_S = 1.0  # longest single blocking read; readers loop until their deadline
+# Threads a gateway lets block on events: up to MAX_WAITERS followers of admitted questions
+# (one each) and as many event streams. Redis connections: one per such thread, plus the sync
+# routes' threads (anyio's 40) and headroom, so none meets "Too many connections" while Redis
+# is healthy (the pool opens them only as needed).
+MAX_WAITERS = 256
+REDIS_CONNECTIONS = 2 * MAX_WAITERS + 64
+# A timeout claimed too late (the result was being written) is followed this much longer.
+LATE_RESULT_GRACE_S = 5.0
 
 
 class QuestionEvent(BaseModel):
@@ -44,12 +54,17 @@ def stage_event(trace: StageTrace) -> QuestionEvent:
 
 
 class QuestionStore(ABC):
+    # Whether calls may wait on I/O (a caller on an event loop then runs them on a thread).
+    blocking = True
+
     @abstractmethod
     def start(self, qid: str, deadline: float) -> None:
         """Open a question's record; ``deadline`` (epoch seconds) is when waiting stops."""
 
     @abstractmethod
-    def add(self, qid: str, event: QuestionEvent) -> None: ...
+    def add(self, qid: str, event: QuestionEvent) -> bool:
+        """Append an event; False (and nothing written) once the question has its terminal
+        event, so a question ends exactly once (a late result after a timeout is dropped)."""
 
     @abstractmethod
     def read(self, qid: str, cursor: str, block_s: float) -> tuple[list[QuestionEvent], str]:
@@ -62,37 +77,56 @@ class QuestionStore(ABC):
     def ping(self) -> bool:
         return True
 
+    def writable(self) -> str | None:
+        """None when the store takes writes, else why not."""
+        return None
+
+
+class _Record:
+    def __init__(self, deadline: float, lock: threading.Lock) -> None:
+        self.deadline = deadline
+        self.events: list[QuestionEvent] = []
+        self.changed = threading.Condition(lock)  # wakes this question's readers only
+
 
 class MemoryStore(QuestionStore):
     """Embedded mode: the gateway process is the only writer and reader."""
 
+    blocking = False  # writes take a lock held for microseconds; only reads with block_s > 0 wait
+
     def __init__(self, max_questions: int = 10_000) -> None:
-        self._records: OrderedDict[str, tuple[float, list[QuestionEvent]]] = OrderedDict()
-        self._changed = threading.Condition()
+        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._lock = threading.Lock()
         self._max = max_questions
 
     def start(self, qid: str, deadline: float) -> None:
-        with self._changed:
-            self._records[qid] = (deadline, [])
+        with self._lock:
+            self._records[qid] = _Record(deadline, self._lock)
             while len(self._records) > self._max:  # oldest first
                 self._records.popitem(last=False)
 
-    def add(self, qid: str, event: QuestionEvent) -> None:
-        with self._changed:
-            if qid in self._records:
-                self._records[qid][1].append(event)
-                self._changed.notify_all()
+    def add(self, qid: str, event: QuestionEvent) -> bool:
+        with self._lock:
+            record = self._records.get(qid)
+            if record is None or (record.events and record.events[-1].terminal):
+                return False
+            record.events.append(event)
+            record.changed.notify_all()
+            return True
 
     def read(self, qid: str, cursor: str, block_s: float) -> tuple[list[QuestionEvent], str]:
         position = int(cursor)
-        with self._changed:
-            self._changed.wait_for(lambda: len(self._records.get(qid, (0, []))[1]) > position, timeout=block_s)
-            events = self._records.get(qid, (0, []))[1][position:]
+        with self._lock:
+            record = self._records.get(qid)
+            if record is None:
+                return [], cursor
+            record.changed.wait_for(lambda: len(record.events) > position, timeout=block_s)
+            events = record.events[position:]
         return events, str(position + len(events))
 
     def deadline(self, qid: str) -> float | None:
         record = self._records.get(qid)
-        return record[0] if record else None
+        return record.deadline if record else None
 
 
 def _typed_redis_errors(method: Callable) -> Callable:
@@ -101,18 +135,53 @@ def _typed_redis_errors(method: Callable) -> Callable:
         try:
             return method(*args, **kwargs)
         except redis.RedisError as exc:
-            raise Unavailable(f"Redis is unavailable: {exc}") from exc
+            # The class name only: redis-py's messages carry the server's host and port.
+            full = isinstance(exc, redis.exceptions.OutOfMemoryError)
+            raise Unavailable("Redis is full (maxmemory reached)" if full else f"Redis is unavailable ({type(exc).__name__})") from exc
 
     return wrapper
 
 
+def _encode(event: QuestionEvent) -> tuple[str, str]:
+    """(stream field, value): a result, by far the largest event (its citations repeat each
+    page's title, URL and date per paragraph), is kept zlib-compressed, about 6x smaller."""
+    text = event.model_dump_json()
+    if event.kind != "result":
+        return "e", text
+    return "z", base64.b64encode(zlib.compress(text.encode(), 6)).decode()
+
+
+def _decode(fields: dict[str, str]) -> QuestionEvent:
+    if "z" in fields:
+        return QuestionEvent.model_validate_json(zlib.decompress(base64.b64decode(fields["z"])))
+    return QuestionEvent.model_validate_json(fields["e"])
+
+
+# Append an event unless the question already ended; a terminal event marks the end. One
+# script, so a worker's result and a follower's timeout cannot both land.
+_ADD_EVENT = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if ARGV[3] == '1' then redis.call('SET', KEYS[2], '1', 'EX', ARGV[2]) end
+redis.call('XADD', KEYS[1], '*', ARGV[4], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+
 class RedisStore(QuestionStore):
-    """Distributed mode: a stream and a deadline key per question, expiring after the TTL."""
+    """Distributed mode: a stream, a deadline key and an end marker per question, expiring
+    after the TTL."""
 
     def __init__(self, settings: Settings) -> None:
         # Blocking reads are short (BLOCK_S), so a socket timeout above them only fires when
-        # Redis is really gone: the caller then gets an error instead of hanging.
-        self._redis = redis.Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=BLOCK_S + 5, socket_connect_timeout=5)
+        # Redis is really gone: the caller then gets an error instead of hanging. A blocking
+        # pool waits for a free connection instead of failing at once.
+        pool = redis.BlockingConnectionPool.from_url(
+            settings.redis_url, decode_responses=True, socket_timeout=BLOCK_S + 5, socket_connect_timeout=5,
+            max_connections=REDIS_CONNECTIONS, timeout=BLOCK_S + 5,
+        )  # fmt: skip
+        self._redis = redis.Redis(connection_pool=pool)
+        self._add_event = self._redis.register_script(_ADD_EVENT)
         self._prefix = f"{settings.celery.key_prefix}taxnav:question:"
         self._ttl = settings.gateway.result_ttl_s
 
@@ -124,12 +193,10 @@ class RedisStore(QuestionStore):
         self._redis.set(self._key(qid, "deadline"), repr(deadline), ex=self._ttl)
 
     @_typed_redis_errors
-    def add(self, qid: str, event: QuestionEvent) -> None:
-        key = self._key(qid, "events")
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.xadd(key, {"e": event.model_dump_json()})
-        pipe.expire(key, self._ttl)
-        pipe.execute()
+    def add(self, qid: str, event: QuestionEvent) -> bool:
+        field, value = _encode(event)
+        keys = [self._key(qid, "events"), self._key(qid, "done")]
+        return bool(self._add_event(keys=keys, args=[value, self._ttl, int(event.terminal), field]))
 
     @_typed_redis_errors
     def read(self, qid: str, cursor: str, block_s: float) -> tuple[list[QuestionEvent], str]:
@@ -139,7 +206,7 @@ class RedisStore(QuestionStore):
         events: list[QuestionEvent] = []
         for _key, entries in reply or []:
             for entry_id, fields in entries:
-                events.append(QuestionEvent.model_validate_json(fields["e"]))
+                events.append(_decode(fields))
                 cursor = entry_id
         return events, cursor
 
@@ -154,6 +221,16 @@ class RedisStore(QuestionStore):
         except redis.RedisError:
             return False
 
+    def writable(self) -> str | None:
+        """None when a write succeeds, else why not (full, unreachable)."""
+        try:
+            self._redis.set(f"{self._prefix}readyz", "1", ex=10)
+            return None
+        except redis.exceptions.OutOfMemoryError:
+            return "full (maxmemory reached)"
+        except redis.RedisError as exc:
+            return f"unreachable ({type(exc).__name__})"
+
 
 def make_store(settings: Settings) -> QuestionStore:
     return RedisStore(settings) if settings.mode == "distributed" else MemoryStore()
@@ -161,15 +238,19 @@ def make_store(settings: Settings) -> QuestionStore:
 
 def follow(store: QuestionStore, qid: str, wait: bool = True) -> Iterator[QuestionEvent]:
     """A question's events in order, each stage once (a retried task reports again), ending
-    with its terminal event; past the deadline a ``timeout`` error ends it. With
-    ``wait=False`` only what is there now (no terminal event when still running)."""
+    with its terminal event. Past the deadline the reader records a ``timeout`` as the
+    question's end (unless its result landed first: then that is read), so a client told
+    "timeout" never sees the question complete later. With ``wait=False`` only what is there
+    now (no terminal event when still running)."""
     deadline = store.deadline(qid)
     if deadline is None:
         return
-    cursor, seen = START, set()
+    cursor, seen, lost_claim = START, set(), False
     while True:
         remaining = deadline - time.time()
-        events, cursor = store.read(qid, cursor, min(BLOCK_S, max(remaining, 0)) if wait else 0)
+        # Past the deadline, block only while a result that beat our timeout is being read.
+        block_s = (min(BLOCK_S, remaining) if remaining > 0 else BLOCK_S if lost_claim else 0) if wait else 0
+        events, cursor = store.read(qid, cursor, block_s)
         for event in events:
             if event.kind == "stage":
                 if event.trace.stage in seen:
@@ -178,9 +259,15 @@ def follow(store: QuestionStore, qid: str, wait: bool = True) -> Iterator[Questi
             yield event
             if event.terminal:
                 return
-        if not events and (not wait or remaining <= 0):
-            if remaining <= 0:
-                yield QuestionEvent(kind="error", error=PipelineTimeout(f"question {qid} did not finish within its deadline").info())
+        if events:
+            continue
+        if remaining <= 0:
+            timeout = QuestionEvent(kind="error", error=PipelineTimeout(f"question {qid} did not finish within its deadline").info())
+            if store.add(qid, timeout) or remaining < -LATE_RESULT_GRACE_S:
+                yield timeout
+                return
+            lost_claim = True
+        if not wait:
             return
 
 

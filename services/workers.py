@@ -71,6 +71,20 @@ class WorkerPool:
         self.stop()
 
 
+def queue_consumers(settings: Settings, timeout_s: float = 1.0) -> dict[str, int]:
+    """Workers consuming each stage queue now (a remote-control broadcast over the broker:
+    every live worker answers with its queues). Raises the broker's error when unreachable."""
+    from services.dispatch import celery_for  # noqa: PLC0415  (imports the pipeline)
+
+    replies = celery_for(settings).control.inspect(timeout=timeout_s).active_queues() or {}
+    counts = dict.fromkeys(STAGE_QUEUES, 0)
+    for queues in replies.values():
+        for queue in queues or []:
+            if queue.get("name") in counts:
+                counts[queue["name"]] += 1
+    return counts
+
+
 def purge(settings: Settings) -> int:
     """Delete every Redis key under the settings' key prefix (a finished test or benchmark
     run's queues, results and question records). Refuses the empty prefix."""

@@ -9,6 +9,8 @@ they would be handed out again while still running.
 from __future__ import annotations
 
 from celery import Celery
+from kombu.transport.redis import Transport as RedisTransport
+from redis.exceptions import OutOfMemoryError
 
 from shared.config import Settings, get_settings
 
@@ -27,6 +29,13 @@ TASK_ROUTES = {stage_task_name(queue): {"queue": queue} for queue in STAGE_QUEUE
 }
 
 
+class FullRedisTolerantTransport(RedisTransport):
+    """Redis at maxmemory refuses writes until memory frees: a worker treats that like a lost
+    connection (reconnect and wait) instead of exiting with "Unrecoverable error"."""
+
+    connection_errors = (*RedisTransport.connection_errors, OutOfMemoryError)
+
+
 def make_celery_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
     app = Celery("taxnav", broker=settings.redis_url, backend=settings.redis_url, include=["services.tasks"])
@@ -39,6 +48,8 @@ def make_celery_app(settings: Settings | None = None) -> Celery:
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
         broker_connection_retry_on_startup=True,
+        broker_transport=f"{__name__}:FullRedisTolerantTransport",
+        broker_connection_max_retries=None,  # a worker outlives a Redis outage or a full Redis
         broker_transport_options={
             "global_keyprefix": prefix,
             # The body is JSON text: no base64 (a third larger, encoded and decoded every hop).

@@ -91,8 +91,20 @@ class GatewaySettings(BaseModel):
     port: int = 8000
     wait_timeout_s: float = 30.0  # also the deadline of a question: past it, a typed timeout error
     max_body_bytes: int = 16_384
-    result_ttl_s: int = 3600  # how long a question's events and result stay readable
+    result_ttl_s: int = 600  # how long a question's events and result stay readable
     embedded_threads: int = 4  # questions run at once in embedded mode
+    # Admission: questions in flight per gateway process (past it a fast 503 with Retry-After).
+    # Scope-guard refusals are answered at once and never count.
+    max_in_flight: int = 16
+    retry_after_s: int = 2
+    # Optional API keys (none = open, the embedded default); each key gets its own budget of
+    # requests per minute (0 = unlimited).
+    api_keys: list[str] = Field(default_factory=list)
+    rate_limit_per_minute: int = 0
+    # Origins allowed to call the API from a browser (none = same origin only).
+    cors_origins: list[str] = Field(default_factory=list)
+    body_read_timeout_s: float = 10.0  # a request body that trickles in slower is cut off (408)
+    readiness_cache_s: float = 5.0  # per-queue consumer checks are broadcasts: reuse one for this long
 
 
 class ConversationSettings(BaseModel):

@@ -11,13 +11,14 @@ swapped a new generation in, so long-running processes always serve the newest w
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 
-from ingest_worker.ingest import load_generation, load_graph, serving_path
+from ingest_worker.ingest import COLLECTIONS, collection_dir, load_generation, load_graph, serving_path
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
 from shared.embeddings import base_embedder, embedder_identity
@@ -26,6 +27,33 @@ from shared.stores import bm25_store, uses_servers, vector_store
 
 class CollectionNotFound(LookupError):
     """No ingested collection for this manual in the data dir (run ``taxnav ingest``)."""
+
+
+class InvalidManualName(ValueError):
+    """A manual name that is not a slug: it could never name a collection directory."""
+
+
+# A manual's name as GOV.UK spells it: lower-case words joined by hyphens. Anything else
+# (dots, slashes, a trailing slash) is refused before it reaches a path or a cache key.
+MANUAL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_MANUAL_CHARS = 100
+
+
+def canonical_manual(name: str) -> str:
+    """The one spelling of a manual's name (case and surrounding blanks ignored), so each
+    manual maps to one collection directory and one cached index."""
+    canonical = name.strip().lower()
+    if len(canonical) > MAX_MANUAL_CHARS or not MANUAL_NAME.fullmatch(canonical):
+        raise InvalidManualName("a manual is named by lower-case words joined by hyphens, e.g. employment-income-manual")
+    return canonical
+
+
+def ingested_manuals(settings: Settings) -> list[str]:
+    """The manuals with a serving generation in the data directory, sorted."""
+    root = Path(settings.data_dir) / COLLECTIONS
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if MANUAL_NAME.fullmatch(p.name) and serving_path(settings, p.name) is not None)
 
 
 class IndexMismatch(RuntimeError):
@@ -55,10 +83,13 @@ class CorpusIndex:
 
     @classmethod
     def open(cls, settings: Settings, manual: str | None = None) -> CorpusIndex:
-        manual = manual or settings.manual
+        manual = canonical_manual(manual or settings.manual)
         path = serving_path(settings, manual)
         if path is None:
-            raise CollectionNotFound(f"no ingested collection for {manual} in {settings.data_dir} (run `taxnav ingest`)")
+            raise CollectionNotFound(f"no ingested collection for {manual} (run `taxnav ingest`)")
+        # The serving link must stay inside the manual's collection directory.
+        if not path.is_relative_to(collection_dir(settings, manual).resolve()):
+            raise CollectionNotFound(f"the serving generation of {manual} lies outside its collection directory")
         key = (str(Path(settings.data_dir).resolve()), manual, str(uses_servers(settings)))
         with cls._lock:
             cached = cls._cache.get(key)
@@ -89,6 +120,23 @@ class CorpusIndex:
         if vector is None:
             raise KeyError(chunk_id)
         return vector
+
+    def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
+        """Many chunks' vectors in one round trip (a server-backed store keeps them, so the
+        stage's own ``chunk_vector`` calls that follow are served from memory)."""
+        return self._vectors.vectors(chunk_ids)
+
+    def pages_in_play(self, section_ids: list[str], hops: int = 0) -> list[str]:
+        """Chunk ids of these pages and of the pages up to ``hops`` cross-references away:
+        what a stage may score (expansion follows links two deep: a link's target, then the
+        pages several candidates cite; rollup, selection and stitching stay on their pages)."""
+        sections = dict.fromkeys(s for s in section_ids if s in self.pages)
+        frontier = list(sections)
+        for _ in range(hops):
+            reached = [x.target_section for s in frontier for x in self._xrefs.get(s, []) if x.target_section in self.pages]
+            frontier = [s for s in dict.fromkeys(reached) if s not in sections]
+            sections.update(dict.fromkeys(frontier))
+        return [cid for section in sections for cid in self.pages[section].chunk_ids]
 
     # --- structure ----------------------------------------------------------------------------
     def xrefs_from(self, section_id: str) -> list[CrossRef]:

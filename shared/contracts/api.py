@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from shared.contracts.refusals import RefusalEvidence, Route
 
@@ -15,6 +17,13 @@ Verdict = Literal["supported", "partially_supported", "unsupported", "contradict
 ClaimRole = Literal["answer", "detail"]
 RefusalCategory = Literal["out_of_scope", "low_coverage", "conflict", "stale", "malformed"]
 MAX_QUESTION_CHARS = 2000
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Text as the pipeline and every response can carry it: NFC, and a lone UTF-16 surrogate
+    (valid JSON, not encodable as UTF-8) replaced by U+FFFD."""
+    return unicodedata.normalize("NFC", LONE_SURROGATE.sub("\ufffd", text))
 
 
 class QuestionRequest(BaseModel):
@@ -23,6 +32,11 @@ class QuestionRequest(BaseModel):
     question: str
     manual: str | None = None
     wait: bool = True
+
+    @field_validator("question", "manual")
+    @classmethod
+    def _clean(cls, value: str | None) -> str | None:
+        return None if value is None else clean_text(value)
 
 
 class Sentence(BaseModel):

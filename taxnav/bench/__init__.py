@@ -1,4 +1,4 @@
-"""`taxnav bench ingest|query|conversation`: benchmarks that print their figures and write them as JSON.
+"""`taxnav bench ingest|query|conversation|load|scale`: benchmarks that print their figures and write them as JSON.
 
 Each subcommand's module is imported only when it runs (the query benchmark pulls in the
 question pipeline, the ingest one the embedder)."""
@@ -39,6 +39,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     conversation.add_argument("--dialogs", default="../shared/eval/dialogs.jsonl", help="dialogs file (JSONL)")
     conversation.add_argument("--rounds", type=int, default=3, help="passes over the dialogs")
     conversation.set_defaults(func=_lazy("taxnav.bench.conversation"))
+
+    load = kinds.add_parser("load", parents=[common_options()], help="the gateway under 1..128 closed-loop clients: q/s, p50/p95/p99, errors by type, RSS")
+    load.add_argument("--out", default="reports/bench-load.json", help="where to write the JSON figures")
+    load.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
+    load.add_argument("--mode", choices=["embedded", "distributed", "both"], default="both")
+    load.add_argument("--clients", default="1,4,16,64,128", help="client counts, comma-separated")
+    load.add_argument("--seconds", type=float, default=8.0, help="seconds per client count")
+    load.set_defaults(func=_lazy("taxnav.bench.load"))
+
+    scale = kinds.add_parser("scale", parents=[common_options()], help="ingest 1x/3x/10x the manual (renamed copies) and measure index, RSS and query latency")
+    scale.add_argument("--source", default="../shared/corpus", help="corpus directory (default ../shared/corpus)")
+    scale.add_argument("--manual", default="employment-income-manual")
+    scale.add_argument("--sizes", default="1,3,10", help="copies of the manual per run, comma-separated")
+    scale.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
+    scale.add_argument("--limit-questions", type=int, default=20, help="questions asked at each size")
+    scale.add_argument("--rounds", type=int, default=2, help="passes over the questions")
+    scale.add_argument("--work-dir", default=None, help="where the corpora and data dirs go (default: the system temp dir)")
+    scale.add_argument("--keep", action="store_true", help="keep the work dir")
+    scale.add_argument("--out", default="reports/bench-scale.json", help="where to write the JSON figures")
+    scale.set_defaults(func=_lazy("taxnav.bench.scale"))
 
 
 def _lazy(module: str):  # noqa: ANN202

@@ -158,7 +158,9 @@ def test_web_page_and_its_files_are_served(client):
 def test_pages_of_another_manual_need_its_index(client):
     assert client.get("/v1/pages/EIM31240", params={"manual": "employment-income-manual"}).status_code == 200
     response = client.get("/v1/pages/BIM00500", params={"manual": "business-income-manual"})  # not ingested here
-    assert response.status_code == 503 and response.json()["error"]["type"] == "index_unavailable"
+    error = response.json()["error"]
+    assert response.status_code == 404 and error["type"] == "unknown_manual"
+    assert error["detail"]["manuals"] == ["employment-income-manual"]
 
 
 def test_concurrent_questions_all_get_their_own_answer(client):

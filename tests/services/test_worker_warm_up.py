@@ -13,7 +13,7 @@ from shared.index import CorpusIndex
 def _cold(settings: Settings) -> CorpusIndex:
     index = CorpusIndex.open(settings)
     text._STATS.pop((index.manual, str(index.generation)), None)
-    index._vectors.client = None  # as a fresh process finds it: vectors not yet loaded
+    index._vectors.unload()  # as a fresh process finds it: vectors not yet loaded
     return index
 
 
@@ -22,14 +22,14 @@ def test_scoring_workers_load_corpus_statistics_and_vectors(slice_settings: Sett
     index = _cold(slice_settings)
     warm_queues({queue}, slice_settings)
     assert (index.manual, str(index.generation)) in text._STATS
-    assert index._vectors.client is not None
+    assert index._vectors.loaded
 
 
 def test_a_graph_worker_loads_neither(slice_settings: Settings) -> None:
     index = _cold(slice_settings)
     warm_queues({"graph"}, slice_settings)
     assert (index.manual, str(index.generation)) not in text._STATS
-    assert index._vectors.client is None
+    assert not index._vectors.loaded
 
 
 def test_a_worker_without_an_index_still_starts(tmp_path, slice_settings: Settings, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
+import uvicorn
 from fastapi.testclient import TestClient
+from starlette.types import ASGIApp
 
 
 def wait_ready(client: TestClient, timeout_s: float = 60) -> httpx.Response:
@@ -16,3 +22,24 @@ def wait_ready(client: TestClient, timeout_s: float = 60) -> httpx.Response:
         assert response.json()["checks"].get("warm_up") == "warming up", response.text
         time.sleep(0.2)
     return response
+
+
+@contextmanager
+def served(app: ASGIApp) -> Iterator[str]:
+    """``app`` on a free port over real HTTP (uvicorn in a thread); yields its base URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="served-gateway", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the gateway did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

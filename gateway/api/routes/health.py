@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 from gateway.deps import MetricsDep, SettingsDep, StoreDep, open_index
-from gateway.errors import ApiError
+from gateway.errors import ApiError, redact
+from services.workers import queue_consumers
+from shared.config import Settings
 
 router = APIRouter(tags=["health"])
 
@@ -34,11 +38,30 @@ def readyz(settings: SettingsDep, store: StoreDep, request: Request) -> JSONResp
         index = open_index(settings)
         checks["index"] = f"ok: {len(index.pages)} pages, generation {index.generation}" if index.pages else "empty index"
     except ApiError as exc:
-        checks["index"] = exc.message
+        checks["index"] = redact(exc.message)
     if settings.mode == "distributed":
-        checks["redis"] = "ok" if store.ping() else f"unreachable at {settings.redis_url}"
+        trouble = store.writable()  # never the URL: it may carry a password
+        checks["redis"] = "ok" if trouble is None else trouble
+        if trouble is None:
+            checks.update(consumer_checks(settings, request.app.state))
     ready = all(value.startswith("ok") for value in checks.values())
     return JSONResponse(Readiness(ready=ready, checks=checks).model_dump(), status_code=200 if ready else 503)
+
+
+def consumer_checks(settings: Settings, state: object) -> dict[str, str]:
+    """One check per stage queue: a worker consumes it. The broadcast takes up to a second,
+    so one answer is reused for ``readiness_cache_s``."""
+    now = time.monotonic()
+    cached = getattr(state, "consumers", None)
+    if cached is None or now - cached[0] > settings.gateway.readiness_cache_s:
+        try:
+            counts = queue_consumers(settings)
+            checks = {f"queue {q}": f"ok: {n} consumer(s)" if n else "no consumer" for q, n in counts.items()}
+        except Exception as exc:  # noqa: BLE001  (the broker's error text carries its address)
+            checks = {"queues": f"cannot ask the workers ({type(exc).__name__})"}
+        cached = (now, checks)
+        state.consumers = cached
+    return cached[1]
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)

@@ -18,29 +18,42 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
-from gateway.deps import MetricsDep, SettingsDep, StoreDep
-from gateway.errors import ApiError, documented, pipeline_error_response
+from gateway.deps import MetricsDep, SettingsDep, StoreDep, valid_manual
+from gateway.errors import ApiError, documented, pipeline_error_response, redact
 from gateway.metrics import GatewayMetrics
-from services.dispatch import submit
+from services.dispatch import Admission, record_refusal, submit
 from services.errors import PipelineError, from_info
 from services.pipeline import new_state
-from services.results import QuestionStore, follow, wait_result
+from services.results import MAX_WAITERS, QuestionStore, follow, wait_result
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 
 router = APIRouter(prefix="/v1/questions", tags=["questions"])
 
-# Waiting for an outcome blocks a thread (a Redis read or a condition wait), so waits get
-# their own pool of threads instead of starving the one sync routes share.
-WAITING_THREADS = 256
 _followers: set[asyncio.Future] = set()  # followers of questions nobody waits on (kept from GC)
 
 
-def _waiters(request: Request) -> CapacityLimiter:
+def _streams(request: Request) -> CapacityLimiter:
+    """Threads for event streams' blocking reads (a Redis read or a condition wait), apart from
+    the pool sync routes share."""
     state = request.app.state
-    if getattr(state, "waiters", None) is None:  # made inside the app's event loop
-        state.waiters = CapacityLimiter(WAITING_THREADS)
-    return state.waiters
+    if getattr(state, "streams", None) is None:  # made inside the app's event loop
+        state.streams = CapacityLimiter(MAX_WAITERS)
+    return state.streams
+
+
+def _admission(request: Request, settings: Settings) -> Admission:
+    """Questions in flight, with a follower thread each (never queued: one per slot) and, apart,
+    a few threads for scope-guard refusals so they never wait behind either."""
+    state = request.app.state
+    if getattr(state, "admission", None) is None:
+        state.admission = Admission(min(settings.gateway.max_in_flight, MAX_WAITERS))
+        state.followers = CapacityLimiter(state.admission.limit)
+        state.refusals = CapacityLimiter(REFUSAL_THREADS)
+    return state.admission
+
+
+REFUSAL_THREADS = 8
 
 
 QuestionId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -59,15 +72,13 @@ def _pending(qid: str, stages_done: list[str]) -> JSONResponse:
     return JSONResponse(body.model_dump(), status_code=202, headers={"Location": body.result_url})
 
 
-def _start(request: QuestionRequest, settings: Settings, store: QuestionStore) -> str:
-    return submit(new_state(request, settings), settings, store)
-
-
-def _outcome(store: QuestionStore, qid: str, metrics: GatewayMetrics, started: float) -> QuestionResult | PipelineError:
+def _outcome(store: QuestionStore, qid: str, metrics: GatewayMetrics, started: float, admission: Admission) -> QuestionResult | PipelineError:
     try:
         outcome: QuestionResult | PipelineError = wait_result(store, qid)
     except PipelineError as exc:
         outcome = exc
+    finally:
+        admission.leave()  # the question has ended (result, error or a recorded timeout)
     metrics.record(outcome, time.perf_counter() - started)
     return outcome
 
@@ -75,12 +86,14 @@ def _outcome(store: QuestionStore, qid: str, metrics: GatewayMetrics, started: f
 @router.post(
     "",
     response_model=QuestionResult,
-    responses={202: {"model": Pending}, **documented(400, 413, 422, 502, 503, 504)},
+    responses={202: {"model": Pending}, **documented(400, 401, 404, 408, 413, 422, 429, 502, 503, 504)},
     summary="Ask a question",
     description=(
         "Runs the scope guard, then the pipeline. Waits up to the gateway's timeout and returns the result "
         "(an answer of cited, verified sentences, or a typed refusal); with `wait: false` (body) or "
-        "`?wait=false` returns 202 with the question's id at once."
+        "`?wait=false` returns 202 with the question's id at once. Past the gateway's limit of questions in "
+        "flight: 503 `overloaded` with Retry-After (refusals decided by the scope guard are never held back). "
+        "`manual` must be one of the ingested manuals (404 `unknown_manual` lists them)."
     ),
 )
 async def ask(
@@ -92,10 +105,32 @@ async def ask(
     wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
 ) -> JSONResponse:
     started = time.perf_counter()
-    qid = await to_thread.run_sync(_start, body, settings, store)
-    # Followed in every case, so metrics see each outcome once even when nobody waits.
-    follower = asyncio.ensure_future(to_thread.run_sync(_outcome, store, qid, metrics, started, limiter=_waiters(request)))
-    if not (body.wait if wait is None else wait):
+    admission = _admission(request, settings)
+    body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
+    waiting = body.wait if wait is None else wait
+    state = new_state(body, settings)  # the scope guard: text rules, no I/O
+    if state.refusal is not None:
+        if store.blocking:
+            result = await to_thread.run_sync(record_refusal, state, settings, store, limiter=request.app.state.refusals)
+        else:  # in memory: microseconds, and a thread hop would wait on the pipeline's threads for the GIL
+            result = record_refusal(state, settings, store)
+        metrics.record(result, time.perf_counter() - started)
+        return JSONResponse(result.model_dump(mode="json")) if waiting else _pending(result.id, [])
+    if not admission.enter():
+        raise ApiError(
+            503, "overloaded", f"The gateway has {admission.limit} questions in flight; ask again shortly.",
+            headers={"Retry-After": str(settings.gateway.retry_after_s)},
+        )  # fmt: skip
+    try:
+        qid = await to_thread.run_sync(submit, state, settings, store)
+    except BaseException:
+        admission.leave()
+        raise
+    # Followed in every case, so metrics see each outcome once and the admission slot is
+    # given back when the question ends, even when nobody waits.
+    followers = request.app.state.followers
+    follower = asyncio.ensure_future(to_thread.run_sync(_outcome, store, qid, metrics, started, admission, limiter=followers))
+    if not waiting:
         _followers.add(follower)
         follower.add_done_callback(_followers.discard)
         return _pending(qid, [])
@@ -148,7 +183,7 @@ async def question_events(
     last_event_id: Annotated[int | None, Header(ge=0, description="resume after this event (the browser sends it on reconnect)")] = None,
 ) -> AsyncIterator[ServerSentEvent]:
     events = follow(store, qid)  # the same order on every replay, so an event's number is stable
-    limiter = _waiters(request)  # each blocking read on the waiting threads, not the shared pool
+    limiter = _streams(request)  # each blocking read on the stream threads, not the shared pool
     number = 0
     while (event := await to_thread.run_sync(next, events, None, limiter=limiter)) is not None:
         number += 1
@@ -160,4 +195,4 @@ async def question_events(
         elif event.kind == "result":
             yield ServerSentEvent(event="result", data=event.result.model_dump(mode="json"), id=str(number))
         else:
-            yield ServerSentEvent(event="error", data=event.error.model_dump(), id=str(number))
+            yield ServerSentEvent(event="error", data={"type": event.error.type, "message": redact(event.error.message)}, id=str(number))

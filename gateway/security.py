@@ -1,0 +1,106 @@
+"""Edge policy middleware: response security headers, optional API keys with per-key rate
+limits. Health, metrics, the docs and the web page stay open; the API (``/v1/...``) needs a
+key once ``gateway.api_keys`` lists any (none = open, the embedded default)."""
+
+from __future__ import annotations
+
+import hmac
+import math
+import threading
+import time
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.errors import error_response
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+API_PREFIX = "/v1/"
+WINDOW_S = 60.0
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class RateWindow:
+    """Requests per caller in fixed one-minute windows (thread-safe, one process)."""
+
+    def __init__(self, per_minute: int, clock=time.monotonic) -> None:  # noqa: ANN001
+        self.per_minute, self._clock = per_minute, clock
+        self._windows: dict[str, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, caller: str) -> float | None:
+        """None when admitted, else the seconds until the caller's window reopens."""
+        if self.per_minute <= 0:
+            return None
+        now = self._clock()
+        with self._lock:
+            if len(self._windows) > 10_000:  # drop finished windows of callers gone quiet
+                self._windows = {k: v for k, v in self._windows.items() if now - v[0] < WINDOW_S}
+            started, count = self._windows.get(caller, (now, 0))
+            if now - started >= WINDOW_S:
+                started, count = now, 0
+            if count >= self.per_minute:
+                return WINDOW_S - (now - started)
+            self._windows[caller] = (started, count + 1)
+            return None
+
+
+class ApiKeys:
+    """401 without a listed key (``X-API-Key`` or ``Authorization: Bearer``) when keys are
+    configured; 429 with Retry-After past the caller's (key's, or address's) rate limit."""
+
+    def __init__(self, app: ASGIApp, keys: list[str], per_minute: int) -> None:
+        self.app, self.keys = app, [k.encode() for k in keys if k]
+        self.window = RateWindow(per_minute)
+
+    def _key(self, scope: Scope) -> bytes | None:
+        headers = dict(scope["headers"])
+        given = headers.get(b"x-api-key")
+        if given is None and headers.get(b"authorization", b"").lower().startswith(b"bearer "):
+            given = headers[b"authorization"][7:].strip()
+        return given
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX):
+            return await self.app(scope, receive, send)
+        caller = (scope.get("client") or ("unknown", 0))[0]
+        if self.keys:
+            given = self._key(scope)
+            matched = next((k for k in self.keys if given is not None and hmac.compare_digest(k, given)), None)
+            if matched is None:
+                response = error_response(
+                    401, "unauthorized", "This API needs a key: send it as X-API-Key or Authorization: Bearer.",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                return await response(scope, receive, send)
+            caller = "key:" + hmac.new(b"taxnav", matched, "sha256").hexdigest()[:16]  # never the key itself
+        wait_s = self.window.admit(caller)
+        if wait_s is not None:
+            response = error_response(
+                429, "rate_limited", f"Over {self.window.per_minute} requests a minute for this caller.",
+                headers={"Retry-After": str(max(1, math.ceil(wait_s)))},
+            )
+            return await response(scope, receive, send)
+        await self.app(scope, receive, send)

@@ -1,0 +1,196 @@
+"""`taxnav bench load`: the gateway under closed-loop load over real HTTP, embedded and
+distributed, at 1/4/16/64/128 clients.
+
+Each level runs for a fixed time: every client asks a question, waits for the reply, asks the
+next. Reported per level: answered questions per second, latency p50/p95/p99 of the admitted
+(200) replies, replies by status and error type (503 ``overloaded`` is admission control
+shedding load, with Retry-After, which the clients honour), the latency of a scope-guard refusal asked on the side while
+the level runs (it must not wait behind the pipeline), and the resident memory of the
+gateway (and, distributed, of the workers). Writes the table as JSON (default
+reports/bench-load.json) and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from services.workers import WorkerPool, purge
+from shared.config import Settings, get_settings
+from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
+
+LEVELS = (1, 4, 16, 64, 128)
+REFUSAL = "What's the VAT registration threshold for my small business?"  # out_of_scope at the scope guard
+TARGETS = {"p95_at_128_over_p95_at_16": 2.0, "refusal_ms_while_full": 100, "5xx_other_than_overloaded": 0}
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of one process, from /proc."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return 0.0
+
+
+def run_level(base_url: str, questions: list[str], clients: int, seconds: float, timeout_s: float) -> dict:
+    """``clients`` closed-loop clients for ``seconds``; a refusal asked on the side every 0.25 s."""
+    admitted: list[float] = []
+    outcomes: Counter[str] = Counter()
+    refusals: list[float] = []
+    shed: list[float] = []  # latency of the 503s that shed load
+    lock = threading.Lock()
+
+    # One client shared by every thread, made before the clock starts: making one per thread
+    # (an SSL context each) costs the load generator seconds of CPU at 128 clients.
+    # Idle connections are dropped before uvicorn's 5 s keep-alive would close them under a request.
+    limits = httpx.Limits(max_connections=clients + 1, max_keepalive_connections=clients + 1, keepalive_expiry=2.0)
+    shared = httpx.Client(base_url=base_url, timeout=timeout_s, limits=limits)
+
+    def client(worker: int) -> None:
+        n = worker
+        while time.perf_counter() < stop_at:
+            question = questions[n % len(questions)]
+            n += clients
+            started = time.perf_counter()
+            try:
+                response = shared.post("/v1/questions", json={"question": question})
+            except httpx.HTTPError as exc:
+                with lock:
+                    outcomes[f"client:{type(exc).__name__}"] += 1
+                continue
+            ms = (time.perf_counter() - started) * 1000
+            with lock:
+                if response.status_code == 200:
+                    admitted.append(ms)
+                    outcomes["200"] += 1
+                    continue
+                kind = response.json().get("error", {}).get("type", "?") if "json" in response.headers.get("content-type", "") else "?"
+                retry = "+retry-after" if "retry-after" in response.headers else ""
+                outcomes[f"{response.status_code}:{kind}{retry}"] += 1
+            if retry:  # shed: a client honours Retry-After, as the contract asks
+                with lock:
+                    shed.append(ms)
+                time.sleep(float(response.headers["retry-after"]))
+
+    def side_refusals() -> None:
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            response = shared.post("/v1/questions", json={"question": REFUSAL})
+            if response.status_code == 200:
+                refusals.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.25)
+
+    started = time.perf_counter()
+    stop_at = started + seconds
+    side = threading.Thread(target=side_refusals, daemon=True)
+    side.start()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client, range(clients)))
+    side.join(timeout_s)
+    elapsed = time.perf_counter() - started
+    shared.close()
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 2),
+        "answered_per_s": round(len(admitted) / elapsed, 2),
+        "latency_ms": {q: round(percentile(admitted, p), 1) for q, p in (("p50", 50), ("p95", 95), ("p99", 99))},
+        "replies": dict(sorted(outcomes.items())),
+        "refusal_ms": {"p50": round(percentile(refusals, 50), 1), "max": round(max(refusals, default=0.0), 1), "n": len(refusals)},
+        "shed_ms": {"p50": round(percentile(shed, 50), 1), "p95": round(percentile(shed, 95), 1), "n": len(shed)},
+    }
+
+
+def run_mode(mode: str, settings: Settings, questions: list[str], levels: tuple[int, ...], seconds: float) -> dict:
+    from gateway.demo import free_port, start_server, stop_server, wait_ready  # noqa: PLC0415
+
+    data_dir = str(settings.data_dir)
+    env = {"TAXNAV_MODE": mode, "TAXNAV_DATA_DIR": data_dir}
+    workers: WorkerPool | None = None
+    distributed = settings.model_copy(deep=True)
+    if mode == "distributed":
+        backend = "local" if settings.stores.backend == "auto" else settings.stores.backend
+        prefix = f"bench-load-{uuid.uuid4().hex[:8]}:"
+        env |= {"TAXNAV_STORES__BACKEND": backend, "TAXNAV_CELERY__KEY_PREFIX": prefix}
+        distributed.celery.key_prefix = prefix
+        workers = WorkerPool(env)
+        workers.start_all()
+    port = free_port()
+    server = start_server(data_dir, port, env)
+    base_url = f"http://127.0.0.1:{port}"
+    rows = []
+    try:
+        wait_ready(base_url, server, timeout_s=WARMUP_TIMEOUT_S)
+        with httpx.Client(base_url=base_url, timeout=WARMUP_TIMEOUT_S) as http:  # every worker loads its index once
+            for question in questions[:3]:
+                http.post("/v1/questions", json={"question": question})
+        timeout_s = settings.gateway.wait_timeout_s + 30
+        for clients in levels:
+            row = run_level(base_url, questions, clients, seconds, timeout_s)
+            row["gateway_rss_mb"] = rss_mb(server.pid)
+            if workers is not None:
+                row["workers_rss_mb"] = round(sum(rss_mb(p.pid) for p in workers.processes.values()), 1)
+            rows.append(row)
+            print_row(mode, row)
+    finally:
+        stop_server(server)
+        if workers is not None:
+            workers.stop()
+            purge(distributed)
+    return {"levels": rows, "max_in_flight": settings.gateway.max_in_flight}
+
+
+def verdicts(rows: list[dict]) -> dict:
+    by_clients = {row["clients"]: row for row in rows}
+    out: dict = {}
+    if 16 in by_clients and 128 in by_clients and by_clients[16]["latency_ms"]["p95"]:
+        out["p95_at_128_over_p95_at_16"] = round(by_clients[128]["latency_ms"]["p95"] / by_clients[16]["latency_ms"]["p95"], 2)
+    out["refusal_ms_max"] = max((row["refusal_ms"]["max"] for row in rows), default=0.0)
+    out["5xx_other_than_overloaded"] = sum(
+        n for row in rows for reply, n in row["replies"].items() if reply[:1] == "5" and not reply.startswith("503:overloaded")
+    )
+    out["client_errors"] = sum(n for row in rows for reply, n in row["replies"].items() if reply.startswith("client:"))
+    return out
+
+
+def print_row(mode: str, row: dict) -> None:
+    latency = row["latency_ms"]
+    memory = f"gateway {row['gateway_rss_mb']:.0f} MB" + (f", workers {row['workers_rss_mb']:.0f} MB" if "workers_rss_mb" in row else "")
+    print(
+        f"{mode:<11} {row['clients']:>4} clients  {row['answered_per_s']:6.1f} q/s  p50 {latency['p50']:7.1f}  p95 {latency['p95']:7.1f}  "
+        f"p99 {latency['p99']:7.1f} ms  refusal max {row['refusal_ms']['max']:6.1f} ms  503 p95 {row['shed_ms']['p95']:6.1f} ms  {memory}  {row['replies']}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    questions = load_questions(args.questions)
+    levels = tuple(int(n) for n in args.clients.split(","))
+    report: dict = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
+        "seconds_per_level": args.seconds,
+        "questions": len(questions),
+        "targets": TARGETS,
+    }
+    modes = ["embedded", "distributed"] if args.mode == "both" else [args.mode]
+    for mode in modes:
+        report[mode] = run_mode(mode, settings, questions, levels, args.seconds)
+        report[mode]["verdicts"] = verdicts(report[mode]["levels"])
+        print(f"{mode}: {report[mode]['verdicts']}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"\nwritten: {out}")
+    return 0

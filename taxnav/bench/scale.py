@@ -1,0 +1,167 @@
+"""`taxnav bench scale`: how cost grows with the corpus, embedded mode.
+
+At each size (default 1x, 3x, 10x the EIM) a synthetic corpus is laid out like the Content
+API: the manual itself plus renamed copies of every page (``EIM31240`` -> ``EIM31240X2``: ids,
+paths, breadcrumbs and children renamed; titles and bodies unchanged, so the embedding cache
+serves the copies and the benchmark measures the index, not the embedder). Each is ingested for
+real into a data directory of its own, then served by a real gateway and asked the questions
+one at a time. Reported per size: pages, chunks, ingest seconds, index bytes, gateway RSS
+after the questions, query p50/p95 over HTTP. Writes JSON (default reports/bench-scale.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ingest_worker.ingest import run_ingest, serving_path
+from shared.config import Settings, get_settings
+from shared.embeddings import base_embedder
+from taxnav.bench.load import rss_mb
+from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
+
+TARGETS = {"p50_at_10x_over_p50_at_1x": 2.0, "rss_growth_over_index_growth": 1.0}
+
+
+def renamed(value: Any, copy: int, manual: str) -> Any:
+    """A page document with every page id and path of ``manual`` given the copy's suffix."""
+    if isinstance(value, list):
+        return [renamed(v, copy, manual) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        if key == "section_id" and isinstance(item, str) and item:
+            out[key] = f"{item}X{copy}"
+        elif key == "base_path" and isinstance(item, str) and item.rstrip("/").split("/")[-2:-1] == [manual]:
+            out[key] = f"{item.rstrip('/')}x{copy}"
+        else:
+            out[key] = renamed(item, copy, manual)
+    return out
+
+
+def scaled_corpus(source: Path, manual: str, copies: int, dest: Path) -> Path:
+    """``source``'s manual and ``copies - 1`` renamed copies of it, as one manual under ``dest``."""
+    origin, target = source / manual, dest / manual
+    target.mkdir(parents=True)
+    root = json.loads((origin / "_manual.json").read_text(encoding="utf-8"))
+    groups = root["details"]["child_section_groups"]
+    root["details"]["child_section_groups"] = groups + [g for k in range(2, copies + 1) for g in renamed(groups, k, manual)]
+    (target / "_manual.json").write_text(json.dumps(root), encoding="utf-8")
+    for page in origin.glob("*.json"):
+        if page.name == "_manual.json":
+            continue
+        (target / page.name).symlink_to(page.resolve())
+        if copies > 1:
+            document = json.loads(page.read_text(encoding="utf-8"))
+            for k in range(2, copies + 1):
+                (target / f"{page.stem}x{k}.json").write_text(json.dumps(renamed(document, k, manual)), encoding="utf-8")
+    return dest
+
+
+def directory_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def measure_size(copies: int, args: argparse.Namespace, settings: Settings, work: Path, questions: list[str]) -> dict:
+    from gateway.demo import free_port, start_server, stop_server, wait_ready  # noqa: PLC0415
+
+    corpus = scaled_corpus(Path(args.source), args.manual, copies, work / f"corpus-{copies}x")
+    data_dir = work / f"data-{copies}x"
+    sized = settings.model_copy(deep=True)
+    sized.data_dir = data_dir
+    sized.mode = "embedded"
+    sized.ingest.embedding_cache_dir = work / "embeddings"
+    started = time.perf_counter()
+    summary = run_ingest(sized, str(corpus), args.manual)
+    ingest_s = time.perf_counter() - started
+    shutil.rmtree(corpus)
+    index_bytes = directory_bytes(serving_path(sized, args.manual))
+
+    env = {"TAXNAV_MODE": "embedded", "TAXNAV_DATA_DIR": str(data_dir), "TAXNAV_INGEST__EMBEDDING_CACHE_DIR": str(work / "embeddings")}
+    port = free_port()
+    server = start_server(str(data_dir), port, env)
+    latencies: list[float] = []
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        wait_ready(base_url, server, timeout_s=WARMUP_TIMEOUT_S)
+        with httpx.Client(base_url=base_url, timeout=WARMUP_TIMEOUT_S) as http:
+            for question in questions[:3]:
+                http.post("/v1/questions", json={"question": question})
+            for _ in range(args.rounds):
+                for question in questions:
+                    t = time.perf_counter()
+                    response = http.post("/v1/questions", json={"question": question})
+                    response.raise_for_status()
+                    latencies.append((time.perf_counter() - t) * 1000)
+        rss = rss_mb(server.pid)
+    finally:
+        stop_server(server)
+    row = {
+        "copies": copies,
+        "pages": summary.pages,
+        "chunks": summary.chunks,
+        "ingest_s": round(ingest_s, 1),
+        "model_embedded": summary.model_embedded,
+        "index_mb": round(index_bytes / 2**20, 1),
+        "gateway_rss_mb": rss,
+        "query_ms": {"p50": round(percentile(latencies, 50), 1), "p95": round(percentile(latencies, 95), 1), "n": len(latencies)},
+    }
+    print(
+        f"{copies:>3}x  pages {row['pages']:>6}  chunks {row['chunks']:>6}  ingest {row['ingest_s']:7.1f} s  index {row['index_mb']:7.1f} MB"
+        f"  gateway RSS {rss:7.1f} MB  query p50 {row['query_ms']['p50']:6.1f} ms  p95 {row['query_ms']['p95']:6.1f} ms"
+    )
+    if not args.keep:
+        shutil.rmtree(data_dir)
+    return row
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    questions = load_questions(args.questions)[: args.limit_questions]
+    sizes = [int(n) for n in args.sizes.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="taxnav-scale-", dir=args.work_dir))
+    cache = Path(settings.ingest.embedding_cache_dir or Path(settings.data_dir) / "embeddings")
+    if cache.is_dir():  # a copy: the source data directory stays untouched
+        shutil.copytree(cache, work / "embeddings")
+    report: dict = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
+        "questions": len(questions),
+        "rounds": args.rounds,
+        "targets": TARGETS,
+        "sizes": [],
+    }
+    if settings.models.provider == "local":
+        base_embedder(settings).embed(["warm up"])  # load the model once, outside the first size's ingest time
+    try:
+        for copies in sizes:
+            report["sizes"].append(measure_size(copies, args, settings, work, questions))
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept: {work}")
+    rows = {row["copies"]: row for row in report["sizes"]}
+    smallest, largest = rows[min(rows)], rows[max(rows)]
+    if smallest is not largest:
+        report["verdicts"] = {
+            f"p50_at_{largest['copies']}x_over_p50_at_{smallest['copies']}x": round(largest["query_ms"]["p50"] / smallest["query_ms"]["p50"], 2),
+            "index_growth": round(largest["index_mb"] / smallest["index_mb"], 2),
+            "rss_growth": round(largest["gateway_rss_mb"] / smallest["gateway_rss_mb"], 2),
+        }
+        print(report["verdicts"])
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"\nwritten: {out}")
+    return 0
+

@@ -1,0 +1,79 @@
+"""A question ends exactly once, in both stores: a timeout its waiter recorded is the end
+(a result computed later is dropped, so a client told "timeout" never sees it complete),
+and a result that landed first beats the timeout. An embedded question still queued at its
+deadline is never started."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from services.dispatch import run_embedded
+from services.errors import PipelineTimeout
+from services.pipeline import new_state
+from services.results import MemoryStore, QuestionEvent, RedisStore, follow, stage_event
+from services.workers import purge
+from shared.config import Settings
+from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.distributed)])
+def store(request):
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    settings = Settings(mode="distributed")
+    settings.celery.key_prefix = f"test-end-{uuid.uuid4().hex[:8]}:"
+    yield RedisStore(settings)
+    purge(settings)
+
+
+def result(qid: str) -> QuestionResult:
+    return QuestionResult(id=qid, question="q?", status="answered")
+
+
+def test_a_recorded_timeout_is_final_and_a_late_result_is_dropped(store):
+    qid = uuid.uuid4().hex
+    store.start(qid, time.time() + 0.2)
+    assert store.add(qid, stage_event(StageTrace(stage="retrieval", ms=1.0)))
+    events = list(follow(store, qid))
+    assert [e.kind for e in events] == ["stage", "error"] and events[-1].error.type == "timeout"
+    assert store.add(qid, QuestionEvent(kind="result", result=result(qid))) is False  # the late result
+    assert store.add(qid, stage_event(StageTrace(stage="expansion", ms=1.0))) is False
+    again = list(follow(store, qid, wait=False))  # a later GET
+    assert [e.kind for e in again] == ["stage", "error"] and again[-1].error.type == "timeout"
+
+
+def test_a_result_that_landed_first_beats_the_timeout(store):
+    qid = uuid.uuid4().hex
+    store.start(qid, time.time() - 1)  # already past its deadline when first read
+    assert store.add(qid, QuestionEvent(kind="result", result=result(qid)))
+    events = list(follow(store, qid))
+    assert [e.kind for e in events] == ["result"]
+    assert store.add(qid, QuestionEvent(kind="error", error=PipelineTimeout("late").info())) is False
+
+
+def test_a_question_queued_past_its_deadline_is_not_started(slice_settings):
+    store = MemoryStore()
+    state = new_state(QuestionRequest(question="how much can my employer pay me per mile for my own car?"), slice_settings)
+    qid = state.query.id
+    store.start(qid, time.time() - 0.01)
+    started = time.perf_counter()
+    run_embedded(state, slice_settings, store, deadline=time.time() - 0.01)
+    events = list(follow(store, qid, wait=False))
+    assert [e.kind for e in events] == ["error"] and events[0].error.type == "timeout"
+    assert "not started" in events[0].error.message
+    assert time.perf_counter() - started < 0.05  # no stage ran
+
+
+def test_an_embedded_question_stops_after_the_stage_during_which_it_timed_out(slice_settings):
+    store = MemoryStore()
+    state = new_state(QuestionRequest(question="how much can my employer pay me per mile for my own car?"), slice_settings)
+    qid = state.query.id
+    store.start(qid, time.time() + 30)
+    store.add(qid, QuestionEvent(kind="result", result=result(qid)))  # e.g. a timeout already recorded
+    run_embedded(state, slice_settings, store, deadline=time.time() + 30)  # ended already: first stage report stops it
+    events = list(follow(store, qid, wait=False))
+    assert [e.kind for e in events] == ["result"]

@@ -1,0 +1,45 @@
+"""A manual's name is canonicalised before it becomes a path or a cache key, and a serving
+link that leads out of the manual's collection is never followed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from shared.config import Settings
+from shared.index import CollectionNotFound, CorpusIndex, InvalidManualName, canonical_manual, ingested_manuals
+
+EIM = "employment-income-manual"
+
+
+@pytest.mark.parametrize("spelling", [EIM, EIM.upper(), f" {EIM}\n", "Employment-Income-Manual"])
+def test_spellings_of_a_name_canonicalise_to_one(spelling):
+    assert canonical_manual(spelling) == EIM
+
+
+@pytest.mark.parametrize("name", ["../../evil", "./x", "x/", ".../.", "", "-x", "x--y", "x_y", "a\u00e9", "x" * 101, "x\x00"])
+def test_names_that_could_leave_the_collections_directory_are_refused(name):
+    with pytest.raises(InvalidManualName):
+        canonical_manual(name)
+
+
+def test_open_refuses_a_bad_name_and_a_link_out_of_the_collection(tmp_path, slice_data_dir):
+    settings = Settings(data_dir=tmp_path)
+    with pytest.raises(InvalidManualName):
+        CorpusIndex.open(settings, "../" + EIM)
+    # A collection whose `current` points at a generation outside it (here: the slice's).
+    outside = (slice_data_dir / "collections" / EIM / "current").resolve()
+    evil = tmp_path / "collections" / "evil-manual"
+    evil.mkdir(parents=True)
+    os.symlink(outside, evil / "current")
+    with pytest.raises(CollectionNotFound):
+        CorpusIndex.open(settings, "evil-manual")
+    # Copied inside, the same generation serves.
+    generation = evil / "generations" / outside.name
+    shutil.copytree(outside, generation)
+    (evil / "current").unlink()
+    os.symlink(generation, evil / "current")
+    assert CorpusIndex.open(settings, "Evil-Manual").manual == "evil-manual"
+    assert ingested_manuals(settings) == ["evil-manual"]
