@@ -147,3 +147,14 @@ def test_the_keyword_fallback_reads_the_whole_question_not_only_its_asking_parts
     parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in question_parts(question)]
     assert len(parts) == 2
     assert route(question, parts, EIM) == ([], None)
+
+
+def test_routes_and_typed_evidence_cross_a_celery_hop_as_json() -> None:
+    from shared.contracts.pipeline import PipelineState, Query  # noqa: PLC0415
+
+    parts = [("farming losses relief", {EIM: _evidence(EIM, 0.3), BIM: _evidence(BIM, 0.9)})]
+    routes, refusal = route("farming losses relief", parts, EIM)
+    state = PipelineState(query=Query(id="q", question="farming losses relief", manual=EIM), routes=routes, refusal=refusal)
+    again = PipelineState.model_validate_json(state.model_dump_json())
+    assert again == state
+    assert type(again.refusal.evidence).__name__ == "OutOfScopeEvidence" and again.refusal.evidence.routes[0].manual == BIM
