@@ -38,6 +38,7 @@ class PageRef(BaseModel):
 
 TITLE_WEIGHT = 0.25  # a page title holding all the question's terms counts this much over meaning alone
 COVERAGE_WEIGHT = 0.1  # a passage holding all the question's terms counts this much
+KEYWORD_TITLE_WEIGHT = 0.5  # the title share beside the passage share, when meaning is not compared
 
 
 class ManualEvidence(BaseModel):
@@ -56,10 +57,16 @@ class ManualEvidence(BaseModel):
     title: float
     coverage: float = 0.0
     pages: list[PageRef]
+    has_vectors: bool = True  # False for a manual indexed for keywords only
 
     @property
     def score(self) -> float:
         return self.dense + TITLE_WEIGHT * self.title + COVERAGE_WEIGHT * self.coverage
+
+    @property
+    def keyword_score(self) -> float:
+        """The evidence without meaning, when some manual has no vectors to compare."""
+        return KEYWORD_TITLE_WEIGHT * self.title + self.coverage
 
 
 class Route(BaseModel):
