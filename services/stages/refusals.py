@@ -22,7 +22,7 @@ Each category means one thing (shared/contracts/refusals.py has the evidence mod
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 
 from pydantic import BaseModel
@@ -241,6 +241,7 @@ def stale(
     paragraph_ids: list[str] | None = None,
     chunks: Sequence[Chunk] = (),
     today: date | None = None,
+    known_pages: Mapping[str, Page] | None = None,
 ) -> Refusal | None:
     """Refuse when every period the question names starts after the newest answering page,
     or when it asks for today's figure and the answering pages (``chunks``) give their
@@ -269,6 +270,10 @@ def stale(
             f"(its pages were last updated on {latest.date().isoformat()})."
         )
     shown = {f.section_id for f in figures} | {section_of(p) for p in paragraph_ids or []}
+    # a figure may come from a candidate page selection left out: name its page too
+    lookup = {**(known_pages or {}), **{p.section_id: p for p in pages}}
+    named_pages = [p for p in pages if p.section_id in shown or not shown]
+    named_pages += [lookup[s] for s in sorted(shown - {p.section_id for p in named_pages}) if s in lookup]
     return Refusal(
         category="stale",
         message=message,
@@ -277,8 +282,7 @@ def stale(
             latest_update=latest,
             pages=[
                 PageRef(section_id=p.section_id, title=p.title, url=p.url, manual=p.manual, public_updated_at=p.public_updated_at)
-                for p in pages
-                if p.section_id in shown or not shown
+                for p in named_pages
             ],
             paragraph_ids=paragraph_ids or [],
             latest_figures=figures,
