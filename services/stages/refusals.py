@@ -131,12 +131,15 @@ def low_coverage(message: str, **evidence: object) -> Refusal:
 
 # ---- what a question asks for ---------------------------------------------------------
 
-# A question that asks for a figure: "how much", "what is the (...) rate / limit / amount".
+# A question that asks for a figure: "how much", "what is the (exempt) amount / rate / limit".
+# The figure is what is asked, not a word further on: "what are the rules on mileage rates?"
+# asks for rules (no preposition between "what is the" and the figure).
+_FIGURE_NOUN = r"(?:rates?|amounts?|limits?|figures?|sums?|allowances?|deductions?|thresholds?|percentages?|values?|charges?|caps?)"
+_MODIFIER = r"(?:(?!(?:on|of|for|about|in|to|with|under|and|or)\b)[\w-]+\s+)"
 _ASKS_FIGURE = re.compile(
     r"\bhow\s+(?:much|many)\b"
-    r"|\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will\s+be))?\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+){0,4}?"
-    r"(?:rates?|amounts?|limits?|figures?|sums?|allowances?|deductions?|thresholds?|percentages?|values?|charges?|caps?)\b"
-    r"|\b(?:current|latest|today's|this\s+year's)\s+(?:[\w-]+\s+){0,3}?(?:rates?|amounts?|limits?|figures?|allowances?|thresholds?|charges?)\b",
+    rf"|\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will\s+be))?\s+(?:the\s+|my\s+|our\s+)?{_MODIFIER}{{0,3}}?{_FIGURE_NOUN}\b"
+    rf"|\b(?:current|latest|today's|this\s+year's)\s+{_MODIFIER}{{0,3}}?{_FIGURE_NOUN}\b",
     re.I,
 )
 # A question about the present: the asker wants today's figure, whatever year the manual is.

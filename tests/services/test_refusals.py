@@ -167,8 +167,10 @@ def test_conflict_on_different_figures_for_the_same_statement() -> None:
 def test_no_conflict_when_the_question_names_the_year_or_asks_no_figure() -> None:
     draft = _draft((PARAS["EIM1#c0.p0"].text, "EIM1#c0.p0"), (PARAS["EIM2#c0.p0"].text, "EIM2#c0.p0"))
     assert conflict("How much could a long service award be worth in 2012-13?", draft, PARAS) is None
-    # "what are the rules on ...": no single figure asked, so nothing to choose between
+    # "what are the rules on ...": no single figure asked, so nothing to choose between, even
+    # when the subject names an amount (the title sweep once refused a page's own title)
     assert conflict("What are the rules on long service awards?", draft, PARAS) is None
+    assert conflict("What are the rules on long service awards: the exempt amount?", draft, PARAS) is None
 
 
 def test_no_conflict_when_the_sentences_name_their_own_periods() -> None:
