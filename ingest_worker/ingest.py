@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from ingest_worker.chunker import build_chunks, chunk_embed_text
@@ -342,7 +343,8 @@ def run_ingest(
         bar.on_chunks(0, len(texts))
         bar.set_phase("embed")
         embedder = get_embedder(settings)
-        vectors = embedder.embed(texts, on_progress=bar.on_chunks)
+        dense = manual not in settings.ingest.bm25_only
+        vectors = embedder.embed(texts, on_progress=bar.on_chunks) if dense else np.zeros((0, embedder.dims), dtype=np.float32)
 
         bar.set_phase("index")
         generation = new_generation_name()
@@ -351,7 +353,7 @@ def run_ingest(
         bm25 = bm25_store(settings, manual, partial, generation)
         bm25.build(Bm25Doc(id=c.id, section_id=c.section_id, text=t) for c, t in zip(ordered, texts, strict=True))
         vectors_out = vector_store(settings, manual, partial, generation)
-        vectors_out.build([c.id for c in ordered], vectors)
+        vectors_out.build([c.id for c in ordered] if dense else [], vectors)
         _write_json(partial / PAGES, [p.model_dump(mode="json") for p in pages.values()])
         with (partial / CHUNKS).open("w", encoding="utf-8") as handle:
             handle.writelines(c.model_dump_json() + "\n" for c in ordered)

@@ -41,6 +41,10 @@ class ModelSettings(BaseModel):
 class IngestSettings(BaseModel):
     source: str = "https://www.gov.uk"
     manuals: list[str] = Field(default_factory=lambda: [DEFAULT_MANUAL])
+    # Manuals indexed for keywords only, without embedding (a quick demo's other manuals:
+    # embedding BIM and SAM takes minutes on 2 cores). Routing then compares every manual
+    # by its keyword evidence (services/stages/scope.py).
+    bm25_only: list[str] = Field(default_factory=list)
     allowed_hosts: list[str] = Field(default_factory=lambda: ["www.gov.uk"])
     concurrency: int = 8
     timeout_s: float = 15.0

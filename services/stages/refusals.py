@@ -22,7 +22,7 @@ Each category means one thing (shared/contracts/refusals.py has the evidence mod
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 
 from pydantic import BaseModel
@@ -131,12 +131,15 @@ def low_coverage(message: str, **evidence: object) -> Refusal:
 
 # ---- what a question asks for ---------------------------------------------------------
 
-# A question that asks for a figure: "how much", "what is the (...) rate / limit / amount".
+# A question that asks for a figure: "how much", "what is the (exempt) amount / rate / limit".
+# The figure is what is asked, not a word further on: "what are the rules on mileage rates?"
+# asks for rules (no preposition between "what is the" and the figure).
+_FIGURE_NOUN = r"(?:rates?|amounts?|limits?|figures?|sums?|allowances?|deductions?|thresholds?|percentages?|values?|charges?|caps?)"
+_MODIFIER = r"(?:(?!(?:on|of|for|about|in|to|with|under|and|or)\b)[\w-]+\s+)"
 _ASKS_FIGURE = re.compile(
     r"\bhow\s+(?:much|many)\b"
-    r"|\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will\s+be))?\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+){0,4}?"
-    r"(?:rates?|amounts?|limits?|figures?|sums?|allowances?|deductions?|thresholds?|percentages?|values?|charges?|caps?)\b"
-    r"|\b(?:current|latest|today's|this\s+year's)\s+(?:[\w-]+\s+){0,3}?(?:rates?|amounts?|limits?|figures?|allowances?|thresholds?|charges?)\b",
+    rf"|\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will\s+be))?\s+(?:the\s+|my\s+|our\s+)?{_MODIFIER}{{0,3}}?{_FIGURE_NOUN}\b"
+    rf"|\b(?:current|latest|today's|this\s+year's)\s+{_MODIFIER}{{0,3}}?{_FIGURE_NOUN}\b",
     re.I,
 )
 # A question about the present: the asker wants today's figure, whatever year the manual is.
@@ -241,6 +244,7 @@ def stale(
     paragraph_ids: list[str] | None = None,
     chunks: Sequence[Chunk] = (),
     today: date | None = None,
+    known_pages: Mapping[str, Page] | None = None,
 ) -> Refusal | None:
     """Refuse when every period the question names starts after the newest answering page,
     or when it asks for today's figure and the answering pages (``chunks``) give their
@@ -269,6 +273,10 @@ def stale(
             f"(its pages were last updated on {latest.date().isoformat()})."
         )
     shown = {f.section_id for f in figures} | {section_of(p) for p in paragraph_ids or []}
+    # a figure may come from a candidate page selection left out: name its page too
+    lookup = {**(known_pages or {}), **{p.section_id: p for p in pages}}
+    named_pages = [p for p in pages if p.section_id in shown or not shown]
+    named_pages += [lookup[s] for s in sorted(shown - {p.section_id for p in named_pages}) if s in lookup]
     return Refusal(
         category="stale",
         message=message,
@@ -277,8 +285,7 @@ def stale(
             latest_update=latest,
             pages=[
                 PageRef(section_id=p.section_id, title=p.title, url=p.url, manual=p.manual, public_updated_at=p.public_updated_at)
-                for p in pages
-                if p.section_id in shown or not shown
+                for p in named_pages
             ],
             paragraph_ids=paragraph_ids or [],
             latest_figures=figures,

@@ -17,6 +17,7 @@ from shared.contracts.refusals import ManualEvidence, PageRef
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
 from ingest_worker.ingest import ingested_manuals
+from shared.embeddings import embedder_identity
 from shared.index import CollectionNotFound, CorpusIndex
 from services.stages import scope
 from services.stages.lexicon import expand
@@ -177,7 +178,23 @@ def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) ->
         PageRef(section_id=s, title=index.pages[s].title, url=index.pages[s].url, manual=index.manual, public_updated_at=index.pages[s].public_updated_at)
         for s in sections[:EVIDENCE_PAGES]
     ]
-    return ManualEvidence(manual=index.manual, manual_title=index.title.strip(), dense=dense, title=title, coverage=coverage, pages=pages)
+    return ManualEvidence(
+        manual=index.manual, manual_title=index.title.strip(), dense=dense, title=title, coverage=coverage, pages=pages,
+        has_vectors=has_vectors(index),
+    )
+
+
+_HAS_VECTORS: dict[tuple[str, str], bool] = {}
+
+
+def has_vectors(index: CorpusIndex) -> bool:
+    """Whether the collection was embedded (a keywords-only manual has no vectors)."""
+    key = (index.manual, str(index.generation))
+    if key not in _HAS_VECTORS:
+        probe = np.zeros(embedder_identity(index.settings)[1], dtype=np.float32)
+        probe[0] = 1.0
+        _HAS_VECTORS[key] = bool(index.search_vector(probe, 1))
+    return _HAS_VECTORS[key]
 
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
@@ -212,7 +229,7 @@ def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Setting
             vector = query_vector(home, part)
         evidence = {home.manual: manual_evidence(home, part, vector)}
         # a part the home manual answers well stays home whatever the others say: skip them
-        if evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
+        if not all(has_vectors(i) for i in others) or evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
             evidence.update({index.manual: manual_evidence(index, part, vector) for index in others})
         out.append((part, evidence))
     return out

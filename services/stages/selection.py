@@ -57,6 +57,6 @@ def _select(state: PipelineState, settings: Settings) -> PipelineState:
     answering = [c for page in state.rollup.pages for c in page.chunks]  # every candidate: a figure page may miss selection
     pages = [index.pages[p.section_id] for p in selection.pages]
     state.refusal = refusals.later_rule(query.question, pages) or refusals.stale(
-        query.question, pages, lead_paragraphs[:3], answering
+        query.question, pages, lead_paragraphs[:3], answering, known_pages=index.pages
     )
     return state

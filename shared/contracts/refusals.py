@@ -14,7 +14,8 @@ Each category means one thing (the README repeats these):
 - ``conflict``: selected pages give different values for the asked quantity under
   conditions the question does not settle; ``options`` lists them so a reader can choose.
 
-Every model carries its ``category`` so the JSON says which shape it is.
+Every model carries its ``category`` so the JSON says which shape it is; every field has a
+default, so a refusal made without evidence (``Refusal(category=..., message=...)``) is valid.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class PageRef(BaseModel):
 
 TITLE_WEIGHT = 0.25  # a page title holding all the question's terms counts this much over meaning alone
 COVERAGE_WEIGHT = 0.1  # a passage holding all the question's terms counts this much
+KEYWORD_TITLE_WEIGHT = 0.5  # the title share beside the passage share, when meaning is not compared
 
 
 class ManualEvidence(BaseModel):
@@ -55,10 +57,16 @@ class ManualEvidence(BaseModel):
     title: float
     coverage: float = 0.0
     pages: list[PageRef]
+    has_vectors: bool = True  # False for a manual indexed for keywords only
 
     @property
     def score(self) -> float:
         return self.dense + TITLE_WEIGHT * self.title + COVERAGE_WEIGHT * self.coverage
+
+    @property
+    def keyword_score(self) -> float:
+        """The evidence without meaning, when some manual has no vectors to compare."""
+        return KEYWORD_TITLE_WEIGHT * self.title + self.coverage
 
 
 class Route(BaseModel):
@@ -106,8 +114,8 @@ class LatestFigure(BaseModel):
 
 class StaleEvidence(BaseModel):
     category: Literal["stale"] = "stale"
-    asked_for: str  # "2025-26", or "the current year" for a this-year / now question
-    latest_update: datetime
+    asked_for: str = ""  # "2025-26", or "the current year" for a this-year / now question
+    latest_update: datetime | None = None
     pages: list[PageRef] = Field(default_factory=list)
     paragraph_ids: list[str] = Field(default_factory=list)
     latest_figures: list[LatestFigure] = Field(default_factory=list)
@@ -130,8 +138,8 @@ class ConflictParagraph(BaseModel):
 
 class ConflictEvidence(BaseModel):
     category: Literal["conflict"] = "conflict"
-    options: list[ConflictOption]
-    paragraph_ids: list[str]
+    options: list[ConflictOption] = Field(default_factory=list)
+    paragraph_ids: list[str] = Field(default_factory=list)
     paragraphs: list[ConflictParagraph] = Field(default_factory=list)
     statements: list[str] = Field(default_factory=list)
     what_would_decide: str = ""

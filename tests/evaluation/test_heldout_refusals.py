@@ -44,3 +44,19 @@ def test_no_question_repeats_the_dev_sets_wording(corpus_dir: Path) -> None:
         assert q.id not in {d.id for d in dev}
         # no held-out question shares most of its words with a dev question
         assert all(len(words & d) / len(words) < 0.6 for d in dev_words), q.question
+
+
+def test_answerable_lines_name_gold_pages_that_state_their_key_facts(corpus_dir: Path) -> None:
+    from ingest_worker.parser import parse_body  # noqa: PLC0415
+    from taxnav.evaluation.scoring import key_fact_found  # noqa: PLC0415
+
+    for q in load_questions(HELDOUT):
+        if q.expect != "answer":
+            continue
+        assert q.gold_sections and q.key_facts, q.id
+        texts = []
+        for section in q.gold_sections:
+            document = json.loads((corpus_dir / "employment-income-manual" / f"{section.lower()}.json").read_text(encoding="utf-8"))
+            texts.append("\n".join(b.text for part in parse_body(document["details"]["body"]) for b in part.blocks))
+        for fact in q.key_facts:
+            assert any(key_fact_found(fact, t) for t in texts), (q.id, fact)

@@ -167,8 +167,10 @@ def test_conflict_on_different_figures_for_the_same_statement() -> None:
 def test_no_conflict_when_the_question_names_the_year_or_asks_no_figure() -> None:
     draft = _draft((PARAS["EIM1#c0.p0"].text, "EIM1#c0.p0"), (PARAS["EIM2#c0.p0"].text, "EIM2#c0.p0"))
     assert conflict("How much could a long service award be worth in 2012-13?", draft, PARAS) is None
-    # "what are the rules on ...": no single figure asked, so nothing to choose between
+    # "what are the rules on ...": no single figure asked, so nothing to choose between, even
+    # when the subject names an amount (the title sweep once refused a page's own title)
     assert conflict("What are the rules on long service awards?", draft, PARAS) is None
+    assert conflict("What are the rules on long service awards: the exempt amount?", draft, PARAS) is None
 
 
 def test_no_conflict_when_the_sentences_name_their_own_periods() -> None:
@@ -272,3 +274,14 @@ def test_an_amount_named_rule_needs_its_amount_where_its_subject_is() -> None:
     assert missing_subjects(question, STATS, [*elsewhere, "Trivial benefits costing up to \u00a350 are exempt."]) == []
     # words that only say how the rule applies ask for the amount anywhere in the passages
     assert missing_subjects("Do I get the \u00a330k tax-free treatment?", STATS, ["The first \u00a330,000 is exempt."]) == []
+
+
+def test_stale_names_the_page_of_a_latest_figure_that_selection_left_out(slice_settings: Settings) -> None:
+    index = CorpusIndex.open(slice_settings)
+    chunks = [*index.page_chunks("EIM22790"), *index.page_chunks("EIM22915")]
+    selected = [index.pages["EIM22790"]]
+    refusal = stale("What's the van fuel benefit charge for 2025-26?", selected, [], chunks, known_pages=index.pages)
+    assert refusal is not None and refusal.evidence.latest_figures
+    figure_pages = {f.section_id for f in refusal.evidence.latest_figures}
+    assert figure_pages <= {p.section_id for p in refusal.evidence.pages}
+    assert all(f.year == "2014-15" for f in refusal.evidence.latest_figures)

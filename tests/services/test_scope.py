@@ -147,3 +147,44 @@ def test_the_keyword_fallback_reads_the_whole_question_not_only_its_asking_parts
     parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in question_parts(question)]
     assert len(parts) == 2
     assert route(question, parts, EIM) == ([], None)
+
+
+def test_routes_and_typed_evidence_cross_a_celery_hop_as_json() -> None:
+    from shared.contracts.pipeline import PipelineState, Query  # noqa: PLC0415
+
+    parts = [("farming losses relief", {EIM: _evidence(EIM, 0.3), BIM: _evidence(BIM, 0.9)})]
+    routes, refusal = route("farming losses relief", parts, EIM)
+    state = PipelineState(query=Query(id="q", question="farming losses relief", manual=EIM), routes=routes, refusal=refusal)
+    again = PipelineState.model_validate_json(state.model_dump_json())
+    assert again == state
+    assert type(again.refusal.evidence).__name__ == "OutOfScopeEvidence" and again.refusal.evidence.routes[0].manual == BIM
+
+
+def test_keyword_mode_when_a_manual_has_no_vectors() -> None:
+    def keyword_only(manual: str, title: float, coverage: float) -> ManualEvidence:
+        return _evidence(manual, 0.0, title).model_copy(update={"coverage": coverage, "has_vectors": manual == EIM})
+
+    # the meaning scores cannot be compared: the keyword shares decide
+    parts = [("farming losses relief", {EIM: keyword_only(EIM, 0.2, 0.4), BIM: keyword_only(BIM, 0.6, 0.9)})]
+    routes, refusal = route("farming losses relief", parts, EIM)
+    assert refusal is not None and routes[0].manual == BIM and routes[0].score == pytest.approx(0.5 * 0.6 + 0.9)
+    close = [("farming losses relief", {EIM: keyword_only(EIM, 0.4, 0.8), BIM: keyword_only(BIM, 0.4, 0.9)})]
+    assert route("farming losses relief", close, EIM) == ([], None)
+
+
+def test_a_keywords_only_ingest_has_no_vectors_and_routing_reads_its_keywords(corpus_dir, settings_for, tmp_path) -> None:
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages.retrieval import has_vectors, manual_evidence  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    source = small_corpus(corpus_dir, tmp_path / "corpus", {BIM: ["BIM85600", "BIM85620", "BIM85625"]})
+    settings = settings_for(tmp_path / "data").model_copy(deep=True)
+    settings.ingest.bm25_only = [BIM]
+    summary = run_ingest(settings, str(source), BIM)
+    assert summary.model_embedded == 0
+    index = CorpusIndex.open(settings, BIM)
+    assert not has_vectors(index)
+    evidence = manual_evidence(index, "farming losses restriction after five years", None)
+    assert not evidence.has_vectors and evidence.dense == 0.0 and evidence.coverage > 0.5
+    assert evidence.pages and evidence.pages[0].section_id.startswith("BIM856")
