@@ -20,10 +20,11 @@ construction; verification still checks every claim (services.stages.verificatio
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
@@ -251,12 +252,13 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_UNITS = 20  # sentences and table rows quoted in the answer, counting the context each pulls in
-DETAIL_WORDS = 450  # words of detail quoted after the answer
-DETAIL_PER_PAGE = 6  # the detail may say more of one page than the answer (a one-page answer has its conditions there)
-PER_PAGE = 4  # sentences chosen on their own score from one page
-LEAD_PAGE_EXTRA = 2  # the best page may give more
-LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
+ANSWER_CLAIMS = 6  # the answer part: at most this many claims
+ANSWER_WORDS = 120  # ... and about this many words
+ANSWER_WORDS_CAP = 180  # the lead alone (a rule with its list) may run to this
+ANSWER_FLOOR = 0.6  # an answer claim scores at least this share of the lead; the rest is detail
+ANSWER_PAGES = 2  # the answer part quotes the pages selection ranked first; the others go to the detail
+REPLY_WORDS = 350  # answer and detail together
+DETAIL_PER_PAGE = 4  # units the detail takes from one page
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
 NEIGHBOUR_FLOOR = 0.8  # a sentence next to a quoted one in its paragraph joins that claim above this share of the floor
 PAGE_DECAY = 0.35  # how fast a page's place in the selection lowers its sentences' scores
@@ -302,9 +304,11 @@ class Unit:
     parts: list[tuple[Paragraph, str]]
     page_rank: int
     order: tuple[int, int, int]  # chunk position, paragraph index, unit index
-    row: int | None = None  # table row (0 = the header)
+    row: int | None = None  # table row (0 = the header, never quoted on its own)
     score: float = 0.0
     heading: bool = False  # the chunk's heading, quoted with the id of the paragraph under it
+    cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
+    example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
 
     @property
     def text(self) -> str:
@@ -342,8 +346,12 @@ def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> lis
         if paragraph.kind == "heading":
             continue
         if paragraph.kind == "table":
-            rows = [r for r in paragraph.text.splitlines() if r.strip()]
-            units += [Unit([(paragraph, r)], page_rank, (chunk.position, p_index, i), row=i) for i, r in enumerate(rows)]
+            rows = _rows(paragraph)
+            units += [
+                Unit([(paragraph, render_row(rows[0], r))], page_rank, (chunk.position, p_index, i), row=i, cells=r)
+                for i, r in enumerate(rows)
+                if i
+            ]
             continue
         for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
             last = units[-1] if units else None
@@ -444,6 +452,37 @@ def _rows(paragraph: Paragraph) -> list[str]:
     return [r for r in paragraph.text.splitlines() if r.strip()]
 
 
+def _lower_first(text: str) -> str:
+    """'Business miles' -> 'business miles'; an acronym or a reference ('PAYE', 'EIM13505') stays."""
+    return text[:1].lower() + text[1:] if text[:2].istitle() or (len(text) == 1 and text.isupper()) else text
+
+
+SHORT_CELL_WORDS = 5  # a cell this short reads after its header without a colon ("business miles first 10,000")
+
+
+def render_row(header: str, row: str) -> str:
+    """A table row as one sentence with its column headers, so it reads on its own:
+    "Car or van | First 10,000 | 45p" under "Kind of vehicle | Business miles | 2011-12 onwards"
+    -> "Car or van: business miles first 10,000, 2011-12 onwards 45p." Every word and figure
+    is the table's own (the verifier checks it against the table's paragraph)."""
+    heads = [h.strip() for h in header.split("|")]
+    cells = [c.strip() for c in row.split("|")]
+    if len(cells) < 2:
+        return row
+    if len(heads) != len(cells):
+        heads = [""] * len(cells)  # a caption or a ragged row: the cells alone
+    said = []
+    for head, cell in zip(heads[1:], cells[1:], strict=True):
+        if not cell:
+            continue
+        short = len(cell.split()) <= SHORT_CELL_WORDS
+        said.append(f"{_lower_first(head)}{' ' if short else ': '}{_lower_first(cell) if short else cell}" if head else cell)
+    if not said:
+        return cells[0]
+    text = (f"{cells[0]}: " if cells[0] else "") + ("; " if any(":" in x for x in said) else ", ").join(said)
+    return text if _TERMINAL.search(text) else text + "."
+
+
 def _table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
     return any(p.kind == "table" and _lookup_rows(_rows(p), numbers, when) for p in chunk.paragraphs)
 
@@ -487,6 +526,59 @@ def _scored_text(units: list[Unit], i: int) -> str:
     return " ".join([units[i].text, *(units[j].text for j in list_items(units, i))])
 
 
+# ---- what a question asks for, and what a sentence gives -------------------------------
+
+QuestionKind = Literal["date", "figure", "yes_no", "definition", "other"]
+
+_ASKS_DATE = re.compile(
+    r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I
+)
+_ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are)|meaning of|defin(?:e|ed|ition))\b", re.I)
+_ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
+_ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked|for instance)\b", re.I)
+# What a sentence gives: a ruling ("is taxable", "is exempt", "no charge"), a time limit,
+# a definition. A question of one kind is answered first by a sentence of that kind.
+_RULING = re.compile(
+    r"\b(?:(?:not )?(?:taxable|chargeable|exempt(?:ion)?|liable)|no (?:tax|charge|liability|benefit)|tax[- ]free|"
+    r"(?:is|are) (?:not )?(?:treated as )?(?:earnings|employment income|a benefit)|does not apply|applies|must|cannot|can)\b",
+    re.I,
+)
+_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
+_DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
+KIND_BONUS = 0.25  # a sentence of the kind the question asks for
+EXAMPLE_FACTOR = 0.6  # a worked example answers only a question that asks for one
+
+
+def question_kind(question: str) -> QuestionKind:
+    """What the (first part of the) question asks for: a date or period ("when", "how long",
+    "deadline"), a figure ("how much", "what rate", "limit"), yes or no with the rule ("is it
+    taxable", "can I"), a definition ("what counts as"), or something else."""
+    parts = question_parts(question)
+    first = parts[0] if parts else question
+    if _ASKS_DATE.search(first):
+        return "date"
+    if _RATE_INTENT.search(first):
+        return "figure"
+    if _ASKS_DEFINITION.search(first) and not _ASKS_YES_NO.match(first.strip()):
+        return "definition"
+    if _ASKS_YES_NO.match(first.strip()) or re.search(r"\b(?:is|are) (?:it|this|that|they) (?:taxable|taxed|exempt|a benefit)\b", first, re.I):
+        return "yes_no"
+    return "other"
+
+
+def gives(kind: QuestionKind, text: str, facts: frozenset[str]) -> bool:
+    """Whether a sentence gives what a question of ``kind`` asks for."""
+    if kind == "figure":
+        return any(_is_figure(f) for f in facts)
+    if kind == "date":
+        return bool(_TIME_LIMIT.search(text)) or any(re.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?", f) for f in facts)
+    if kind == "yes_no":
+        return bool(_RULING.search(text))
+    if kind == "definition":
+        return bool(_DEFINES.search(text))
+    return False
+
+
 def score_units(query: Query, selection: SelectionResult, settings: Settings) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages, scored for the question."""
     index = CorpusIndex.open(settings, query.manual)
@@ -495,6 +587,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     q_facts = checkable_facts(query.question)
     q_numbers, q_when = _lookup_numbers(query.question), _lookup_date(query.question)
     q_amounts = _amounts(query.question)
+    kind = question_kind(query.question)
+    wants_example = bool(_ASKS_EXAMPLE.search(query.question))
     vector = query_vector(index, query.question) if settings.retrieval.use_vectors else None
     out: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
@@ -502,6 +596,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
         place = 0  # the unit's place in page order
         title = _title(index, bundle.section_id)
         previous = title
+        example_page = bool(_EXAMPLE.search(title))
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
             heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
@@ -509,6 +604,12 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
             context = set(terms(" ".join(chunk.heading_path[-2:])))
             chunk_sim = _similarity(index, chunk.id, vector) if vector is not None else 0.0
             units = chunk_units(chunk, rank, heading)
+            example_chunk = example_page or any(_EXAMPLE.search(h) for h in chunk.heading_path[-2:])
+            in_example = example_chunk
+            for unit in units:
+                if unit.paragraph.text.lstrip().lower().startswith("example"):
+                    in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
+                unit.example = in_example
             lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
@@ -528,10 +629,14 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                     score += FIGURE_BONUS  # the limit the asker's own amount is measured against
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
                     score += LOOKUP_ROW_BONUS
-                if unit.row and names_row(weights, unit.text):
+                if unit.row and names_row(weights, unit.cells):
                     score += ROW_LABEL_BONUS
+                if gives(kind, text, facts):
+                    score += KIND_BONUS
                 if unit.row is None and is_signpost(unit.text):
                     score *= SIGNPOST_FACTOR
+                if unit.example and not wants_example:
+                    score *= EXAMPLE_FACTOR
                 unit.score = score
             if rate_question and rank < RATE_TABLE_PAGES:
                 # A rate question on a leading page with a rate table about the question's
@@ -567,10 +672,7 @@ def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
     neighbour in its paragraph, a table row's header and the note the table refers to."""
     unit, out = units[i], []
     if unit.row is not None:
-        if unit.row:
-            out += [j for j in range(i - 1, -1, -1) if units[j].paragraph.id == unit.paragraph.id and units[j].row == 0][:1]
-        header = next((units[j] for j in out), unit)
-        if _SEE_NOTE.search(header.text):
+        if _SEE_NOTE.search(_rows(unit.paragraph)[0]):
             later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
             out += [j for j in later if units[j].page_rank == unit.page_rank and _NOTE.match(units[j].text)][:1]
         return out
@@ -638,52 +740,87 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[Draft
     return claims
 
 
+def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
+    """The least a unit needs to be read right, within ``room`` words: a list intro with as many
+    of its items as fit (none fitting: the intro is not quoted alone), a list item with its
+    intro, a sentence opening "This"/"It" with the sentence before it; None when it cannot fit."""
+    unit = units[i]
+    items = list_items(units, i)
+    if items:
+        taken: list[int] = []
+        for j in items:
+            if _word_count(units[k] for k in [i, *taken, j]) > room:
+                break
+            taken.append(j)
+        return [i, *taken] if taken else None
+    need = [i]
+    intro = list_intro(units, i) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
+    if intro is not None:
+        need.append(intro)
+    if unit.row is None and _ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
+        need.append(i - 1)
+    return need if _word_count(units[k] for k in need) <= room else None
+
+
 def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
+    """The answer part: the best-scoring unit first (scored for the kind of thing the question
+    asks), then what else scores near it, in the manual's order, within ANSWER_CLAIMS claims and
+    ANSWER_WORDS words; then the detail, the next units above the floor, so that the whole reply
+    stays within REPLY_WORDS."""
     units = score_units(query, selection, settings)
     if not units:
         return Draft(sentences=[])
     ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
-    floor = RELATIVE_FLOOR * ranked[0].score
-    chosen: dict[int, Unit] = {}
     position = {id(u): i for i, u in enumerate(units)}
-    per_page: dict[int, int] = {}
+    floor = RELATIVE_FLOOR * ranked[0].score
+    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES]
 
-    def take(unit: Unit) -> None:
-        if position[id(unit)] not in chosen:
-            chosen[position[id(unit)]] = unit
-            per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+    # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
+    lead_index = position[id(ranked_answer[0])]
+    lead = [j for j in [lead_index, *context_of(units, lead_index, floor)] if units[j].row is None or j == lead_index]
+    if _word_count(units[j] for j in lead) > ANSWER_WORDS_CAP or len(claims_of({j: units[j] for j in lead})) > ANSWER_CLAIMS:
+        lead = _minimal_context(units, lead_index, ANSWER_WORDS_CAP) or [lead_index]
+    lead_part = {j: units[j] for j in lead}
+    rest: dict[int, Unit] = {}
 
-    # First the best sentence of each leading page, then the best of the rest.
-    for rank in range(min(LEAD_PAGES, len(selection.pages))):
-        best = next((u for u in ranked if u.page_rank == rank), None)
-        if best is not None and best.score >= floor:
-            take(best)
-    for i in list(chosen):
-        for j in context_of(units, i, floor):
-            chosen.setdefault(j, units[j])
-    def fill(cost: Callable[[list[int]], int], budget: int, spent: int = 0, page_cap: int = PER_PAGE) -> None:
-        """Add the best remaining sentences above the floor, each with its context, while
-        their ``cost`` fits the ``budget`` (and at most ``page_cap`` of them from one page)."""
-        for unit in ranked:
-            if unit.score < floor or spent >= budget:
-                break
-            i = position[id(unit)]
-            cap = page_cap + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
-            if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
+    def answer_size(extra: dict[int, Unit]) -> tuple[int, int]:
+        claims = claims_of(lead_part) + claims_of({**rest, **extra})
+        return len(claims), sum(len(c.text.split()) for c in claims)
+
+    for unit in ranked_answer[1:]:
+        if unit.score < ANSWER_FLOOR * ranked_answer[0].score:
+            break
+        i = position[id(unit)]
+        if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()]):
+            continue
+        _, words = answer_size({})
+        if words >= ANSWER_WORDS:
+            break
+        for need in ([i, *context_of(units, i, floor)], _minimal_context(units, i, ANSWER_WORDS - words)):
+            if need is None:
                 continue
-            new = [i, *(j for j in context_of(units, i, floor) if j not in chosen)]
-            if spent + (price := cost(new)) <= budget:
-                spent += price
-                take(unit)
-                for j in new[1:]:
-                    chosen[j] = units[j]
+            extra = {j: units[j] for j in need if j not in lead_part}
+            claims, total = answer_size(extra)
+            if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS:
+                rest.update(extra)
+                break
+    answer = claims_of(lead_part) + claims_of(rest)
 
-    # The answer: the budget counts what each sentence brings with it (a list intro's items,
-    # a row's header, a neighbour): one whose context would overrun it gives way to a shorter one.
-    fill(len, MAX_UNITS, spent=len(chosen))
-    answer = set(chosen)
-    # Then the detail: the next sentences above the floor, up to a word budget, shown after
-    # the answer (the manual's conditions, exceptions and figures a reader checks next).
-    fill(lambda new: _word_count(units[j] for j in new), DETAIL_WORDS, page_cap=DETAIL_PER_PAGE)
-    detail = {i: u for i, u in chosen.items() if i not in answer}
-    return Draft(sentences=claims_of({i: chosen[i] for i in answer}) + claims_of(detail, role="detail"))
+    # The detail: the next units above the floor with their context, the reply within REPLY_WORDS.
+    taken = {**lead_part, **rest}
+    room = REPLY_WORDS - sum(len(c.text.split()) for c in answer)
+    detail: dict[int, Unit] = {}
+    per_page: dict[int, int] = {}
+    for unit in ranked:
+        if unit.score < floor or room <= 0:
+            break
+        i = position[id(unit)]
+        if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= DETAIL_PER_PAGE or repeats(unit, [*taken.values(), *detail.values()]):
+            continue
+        need = [j for j in [i, *context_of(units, i, floor)] if j not in taken and j not in detail]
+        cost = _word_count(units[j] for j in need)
+        if cost <= room:
+            room -= cost
+            per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+            detail.update({j: units[j] for j in need})
+    return Draft(sentences=answer + claims_of(detail, role="detail"))
