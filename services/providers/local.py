@@ -256,6 +256,7 @@ ANSWER_CLAIMS = 6  # the answer part: at most this many claims
 ANSWER_WORDS = 120  # ... and about this many words
 ANSWER_WORDS_CAP = 180  # the lead alone (a rule with its list) may run to this
 ANSWER_FLOOR = 0.6  # an answer claim scores at least this share of the lead; the rest is detail
+LEAD_STANDALONE = 0.8  # the lead may give way to a unit scoring this share of it that reads on its own
 ANSWER_PAGES = 2  # the answer part quotes the pages selection ranked first; the others go to the detail
 REPLY_WORDS = 350  # answer and detail together
 DETAIL_PER_PAGE = 4  # units the detail takes from one page
@@ -347,11 +348,14 @@ def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> lis
             continue
         if paragraph.kind == "table":
             rows = _rows(paragraph)
-            units += [
-                Unit([(paragraph, render_row(rows[0], r))], page_rank, (chunk.position, p_index, i), row=i, cells=r)
-                for i, r in enumerate(rows)
-                if i
-            ]
+            header = rows[0] if has_header(rows) else ""
+            label = ""
+            for i, r in enumerate(rows):
+                first = r.split("|")[0].strip()
+                label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
+                if i or not header:
+                    text = render_row(header, r if first else f"{label} {r}")
+                    units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, cells=r))
             continue
         for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
             last = units[-1] if units else None
@@ -457,6 +461,15 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:2].istitle() or (len(text) == 1 and text.isupper()) else text
 
 
+_DATA_CELL = re.compile(r"^\(?[\u00a3$]?\s?[\d,.]+\s?(?:%|p)?\)?$|\u00a3\s?\d")
+
+
+def has_header(rows: list[str]) -> bool:
+    """Whether a table's first row names its columns: not when one of its cells is an amount
+    ("cost of whole premises | 300,000"), as in the manual's worked computations."""
+    return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
+
+
 SHORT_CELL_WORDS = 5  # a cell this short reads after its header without a colon ("business miles first 10,000")
 
 
@@ -545,6 +558,15 @@ _RULING = re.compile(
 )
 _TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
 _DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
+# An illustration rather than the rule: a case the courts decided ("In Laidler v Perry
+# (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
+# "You make enquiries and find ...", "Mr A ...").
+_ILLUSTRATION = re.compile(
+    r"\b[A-Z][\w&'.]*(?: [A-Z&][\w&'.]*)* v\.? [A-Z][\w&'.]*(?: [\w&'.]+){0,4} \(\d+\s?TC\s?\d+\)|\btells you\b|^you (?:make|find|discover|ask|receive)\b|"
+    r"\b(?:Mr|Mrs|Ms|Miss)\.? [A-Z]\b|\b(?:employee|employer|company|director) [A-Z]\b(?![\w-])",
+)
+# A sentence that leans on the one before it cannot open an answer.
+_DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
 KIND_BONUS = 0.25  # a sentence of the kind the question asks for
 EXAMPLE_FACTOR = 0.6  # a worked example answers only a question that asks for one
 
@@ -609,7 +631,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
             for unit in units:
                 if unit.paragraph.text.lstrip().lower().startswith("example"):
                     in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
-                unit.example = in_example
+                unit.example = in_example or bool(_ILLUSTRATION.search(unit.text))
             lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
@@ -773,7 +795,15 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
     position = {id(u): i for i, u in enumerate(units)}
     floor = RELATIVE_FLOOR * ranked[0].score
-    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES]
+    # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
+    # closing a chunk) never stands alone: it is not quoted.
+    ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)]))]
+    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES] or ranked
+    # The lead reads on its own: the best unit that does not lean on the sentence before it,
+    # unless that one scores well below the best.
+    standalone = next((u for u in ranked_answer if u.row is not None or not _DEPENDENT.search(u.text)), ranked_answer[0])
+    if standalone.score >= LEAD_STANDALONE * ranked_answer[0].score:
+        ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
 
     # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
     lead_index = position[id(ranked_answer[0])]
