@@ -256,6 +256,8 @@ ANSWER_CLAIMS = 6  # the answer part: at most this many claims
 ANSWER_WORDS = 120  # ... and about this many words
 ANSWER_WORDS_CAP = 180  # the lead alone (a rule with its list) may run to this
 ANSWER_FLOOR = 0.6  # an answer claim scores at least this share of the lead; the rest is detail
+FOLLOWING_UNITS = 3  # units after the lead in its chunk ...
+FOLLOWING_FACTOR = 1.6  # ... weighed up for the answer part (its conditions)
 LEAD_STANDALONE = 0.8  # the lead may give way to a unit scoring this share of it that reads on its own
 ANSWER_PAGES = 2  # the answer part quotes the pages selection ranked first; the others go to the detail
 REPLY_WORDS = 350  # answer and detail together
@@ -562,8 +564,8 @@ _DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers
 # (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
 # "You make enquiries and find ...", "Mr A ...").
 _ILLUSTRATION = re.compile(
-    r"\b[A-Z][\w&'.]*(?: [A-Z&][\w&'.]*)* v\.? [A-Z][\w&'.]*(?: [\w&'.]+){0,4} \(\d+\s?TC\s?\d+\)|\btells you\b|^you (?:make|find|discover|ask|receive)\b|"
-    r"\b(?:Mr|Mrs|Ms|Miss)\.? [A-Z]\b|\b(?:employee|employer|company|director) [A-Z]\b(?![\w-])",
+    r"\b[A-Z][\w&'.]*(?: [A-Z&][\w&'.]*)* v\.? [A-Z][\w&'.]*(?: [\w&'.]+){0,4} \(\d+\s?TC\s?\d+\)|\btells you\b|(?i:^you (?:make|find|discover|ask|receive)\b)|"
+    r"(?i:^(?:an?|one|for|by way of) (?:example|illustration)\b|^for instance\b)|\b(?:Mr|Mrs|Ms|Miss)\.? [A-Z]\b|\b(?:employee|employer|company|director) [A-Z]\b(?![\w-])",
 )
 # A sentence that leans on the one before it cannot open an answer.
 _DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
@@ -784,6 +786,19 @@ def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
     return need if _word_count(units[k] for k in need) <= room else None
 
 
+def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSentence]:
+    """The answer's claims: the run of adjacent units around the lead (a list item with the
+    items and intro quoted next to it) in the manual's order, then the rest in the manual's order."""
+    chosen = {**lead, **rest}
+    run = set(lead)
+    for step in (-1, 1):
+        j = (min(run) if step < 0 else max(run)) + step
+        while j in chosen and chosen[j].page_rank == chosen[min(lead)].page_rank:
+            run.add(j)
+            j += step
+    return claims_of({j: chosen[j] for j in run}) + claims_of({j: u for j, u in chosen.items() if j not in run})
+
+
 def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
     """The answer part: the best-scoring unit first (scored for the kind of thing the question
     asks), then what else scores near it, in the manual's order, within ANSWER_CLAIMS claims and
@@ -817,8 +832,19 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
         claims = claims_of(lead_part) + claims_of({**rest, **extra})
         return len(claims), sum(len(c.text.split()) for c in claims)
 
-    for unit in ranked_answer[1:]:
-        if unit.score < ANSWER_FLOOR * ranked_answer[0].score:
+    # The manual states a rule and then its conditions: the sentences right after the lead in
+    # its chunk are weighed up for the answer part.
+    after = max(lead_part)
+    follows = {
+        j for j in range(after + 1, min(after + 1 + FOLLOWING_UNITS, len(units)))
+        if units[j].page_rank == units[lead_index].page_rank and units[j].order[0] == units[lead_index].order[0]
+    }
+
+    def answer_score(u: Unit) -> float:
+        return u.score * (FOLLOWING_FACTOR if position[id(u)] in follows else 1.0)
+
+    for unit in sorted(ranked_answer[1:], key=lambda u: -answer_score(u)):
+        if answer_score(unit) < ANSWER_FLOOR * ranked_answer[0].score:
             break
         i = position[id(unit)]
         if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()]):
@@ -834,7 +860,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
             if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS:
                 rest.update(extra)
                 break
-    answer = claims_of(lead_part) + claims_of(rest)
+    answer = lead_first(lead_part, rest)
 
     # The detail: the next units above the floor with their context, the reply within REPLY_WORDS.
     taken = {**lead_part, **rest}
