@@ -573,6 +573,11 @@ KIND_BONUS = 0.25  # a sentence of the kind the question asks for
 EXAMPLE_FACTOR = 0.6  # a worked example answers only a question that asks for one
 
 
+def is_illustration(text: str) -> bool:
+    """Whether a sentence illustrates (a decided case, a story told to the reader) rather than states a rule."""
+    return bool(_ILLUSTRATION.search(text))
+
+
 def question_kind(question: str) -> QuestionKind:
     """What the (first part of the) question asks for: a date or period ("when", "how long",
     "deadline"), a figure ("how much", "what rate", "limit"), yes or no with the rule ("is it
@@ -633,7 +638,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
             for unit in units:
                 if unit.paragraph.text.lstrip().lower().startswith("example"):
                     in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
-                unit.example = in_example or bool(_ILLUSTRATION.search(unit.text))
+                unit.example = in_example or is_illustration(unit.text)
             lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
