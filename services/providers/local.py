@@ -312,6 +312,7 @@ class Unit:
     heading: bool = False  # the chunk's heading, quoted with the id of the paragraph under it
     cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
     example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
+    looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
 
     @property
     def text(self) -> str:
@@ -570,6 +571,11 @@ _ILLUSTRATION = re.compile(
 # A sentence that leans on the one before it cannot open an answer.
 _DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
 KIND_BONUS = 0.25  # a sentence of the kind the question asks for
+
+
+def _years_only(facts: frozenset[str]) -> set[str]:
+    """Tax years and dates among shared facts: a year in common does not make an example the asker's case."""
+    return {f for f in facts if re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", f)}
 EXAMPLE_FACTOR = 0.6  # a worked example answers only a question that asks for one
 
 
@@ -658,13 +664,15 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                     score += FIGURE_BONUS  # the limit the asker's own amount is measured against
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
                     score += LOOKUP_ROW_BONUS
+                    unit.looked_up = True
                 if unit.row and names_row(weights, unit.cells):
                     score += ROW_LABEL_BONUS
                 if gives(kind, text, facts):
                     score += KIND_BONUS
                 if unit.row is None and is_signpost(unit.text):
                     score *= SIGNPOST_FACTOR
-                if unit.example and not wants_example:
+                # an example is the answer only when asked for, or when it works the asker's own figures
+                if unit.example and not wants_example and not (facts & q_facts - _years_only(facts & q_facts)):
                     score *= EXAMPLE_FACTOR
                 unit.score = score
             if rate_question and rank < RATE_TABLE_PAGES:
@@ -772,7 +780,8 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[Draft
 def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
     """The least a unit needs to be read right, within ``room`` words: a list intro with as many
     of its items as fit (none fitting: the intro is not quoted alone), a list item with its
-    intro, a sentence opening "This"/"It" with the sentence before it; None when it cannot fit."""
+    intro, a sentence opening "This"/"It" with the sentence before it, and the "This is
+    taxable ..." after it when that fits too; None when it cannot fit."""
     unit = units[i]
     items = list_items(units, i)
     if items:
@@ -788,7 +797,13 @@ def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
         need.append(intro)
     if unit.row is None and _ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
         need.append(i - 1)
-    return need if _word_count(units[k] for k in need) <= room else None
+    if _word_count(units[k] for k in need) > room:
+        return None
+    verdict = i + 1  # "... a bonus of £7,500. This is taxable under Section 62": the verdict on it
+    if verdict < len(units) and units[verdict].row is None and units[verdict].paragraph.id == unit.last_paragraph.id and _ANAPHOR.match(units[verdict].text):
+        if _word_count(units[k] for k in [*need, verdict]) <= room:
+            need.append(verdict)
+    return need
 
 
 def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSentence]:
@@ -818,7 +833,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
     # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
     # closing a chunk) never stands alone: it is not quoted.
     ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)]))]
-    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES] or ranked
+    # a row keyed by the asker's own figure answers from whichever page holds its table
+    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES or u.looked_up] or ranked
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
     # unless that one scores well below the best.
     standalone = next((u for u in ranked_answer if u.row is not None or not _DEPENDENT.search(u.text)), ranked_answer[0])
