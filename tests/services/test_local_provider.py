@@ -444,3 +444,26 @@ def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_
     mileage = answer_question(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
     first = [s for s in mileage.answer.sentences if s.role == "answer"][0]
     assert "45p" in first.text or "25p" in first.text, first.text  # a figure question: the figure first
+
+
+def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -> None:  # noqa: ANN001
+    import numpy as np
+
+    from services.pipeline import STAGES, new_state, run_stage
+    from services.providers.local import MEANING_CANDIDATES, MEANING_WEIGHT, rerank_by_meaning, score_units
+    from shared.contracts.api import QuestionRequest
+    from shared.embeddings import base_embedder
+
+    state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
+    for stage in STAGES[:4]:
+        state = run_stage(stage, state, slice_settings)
+    units = score_units(state.query, state.selection, slice_settings)
+    before = {id(u): u.score for u in units}
+    ranked = rerank_by_meaning(state.query, sorted(units, key=lambda u: -u.score), slice_settings)
+    changed = [u for u in ranked if u.score != before[id(u)]]
+    assert 0 < len(changed) <= MEANING_CANDIDATES
+    question = base_embedder(slice_settings).embed([state.query.question])[0]
+    for unit in changed:  # each gains its own cosine with the question, nothing else
+        cosine = float(np.dot(base_embedder(slice_settings).embed([unit.text])[0], question))
+        assert unit.score - before[id(unit)] == pytest.approx(MEANING_WEIGHT * max(cosine, 0.0), abs=1e-3)
+    assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
