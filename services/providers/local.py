@@ -907,6 +907,18 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
             if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS:
                 rest.update(extra)
                 break
+    # Each of the answer's pages says something in it (two pages on one rule are both quoted),
+    # within the hard caps.
+    for rank in range(min(ANSWER_PAGES, len(selection.pages))):
+        if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
+            continue
+        best = next((u for u in ranked_answer if u.page_rank == rank and u.score >= floor), None)
+        need = _minimal_context(units, position[id(best)], ANSWER_WORDS_CAP) if best is not None else None
+        if need is not None:
+            extra = {j: units[j] for j in need if j not in lead_part}
+            claims, total = answer_size(extra)
+            if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS_CAP:
+                rest.update(extra)
     answer = lead_first(lead_part, rest)
 
     # The detail: the next units above the floor with their context, the reply within REPLY_WORDS.

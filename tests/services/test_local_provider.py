@@ -467,3 +467,19 @@ def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -
         cosine = float(np.dot(base_embedder(slice_settings).embed([unit.text])[0], question))
         assert unit.score - before[id(unit)] == pytest.approx(MEANING_WEIGHT * max(cosine, 0.0), abs=1e-3)
     assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
+
+
+def test_both_pages_selection_ranks_first_are_quoted_in_the_answer(slice_settings) -> None:  # noqa: ANN001
+    from services.pipeline import STAGES, new_state, run_stage
+    from shared.contracts.api import QuestionRequest
+    from shared.contracts.corpus import section_of
+
+    for question in (
+        "What are the rules on Exemption for long service testimonial awards: maximum exempt amount?",
+    ):
+        state = new_state(QuestionRequest(question=question), slice_settings)
+        for stage in STAGES[:5]:
+            state = run_stage(stage, state, slice_settings)
+        first_two = [p.section_id for p in state.selection.pages[:2]]
+        cited = {section_of(s.citations[0]) for s in state.draft.sentences if s.role == "answer"}
+        assert set(first_two) <= cited, (question, first_two, cited)  # each had only the other page's claims
