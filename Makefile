@@ -8,7 +8,7 @@ DATA_DIR ?= data
 QUESTION ?= How much can my employer pay me per mile for using my own car for work without tax?
 PORT ?= 8000
 
-.PHONY: setup demo ingest ingest-all serve ask test eval eval-heldout bench bench-ingest bench-query up down
+.PHONY: setup demo ingest ingest-all serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query up down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -45,6 +45,10 @@ eval: setup
 # Questions written on pages the 50 never use: checks that tuning generalises.
 eval-heldout: setup
 	$(TAXNAV) eval --data-dir $(DATA_DIR) --source $(SOURCE) --questions tests/evaluation/heldout_questions.jsonl --out reports/eval-heldout --variants full
+
+# One question per 5th page from its title ("What are the rules on <title>?"): nothing to tune to.
+eval-sweep: setup
+	$(TAXNAV) eval --data-dir $(DATA_DIR) --sweep --every 5 --out reports/eval-sweep
 
 bench: bench-ingest bench-query
 

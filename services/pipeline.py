@@ -119,12 +119,15 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
         raise ValueError("finish() needs a verified or refused state")
     sentences = state.verification.sentences
     cited = list(dict.fromkeys(c for s in sentences for c in s.citations))
-    return QuestionResult(
+    result = QuestionResult(
         status="answered",
         answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness),
         citations=_citations(cited, settings, state.query.manual),
         **base,
     )
+    # How old the answer's figures are: the newest update of the pages it cites.
+    result.answer.as_of = max((c.public_updated_at for c in result.citations), default=None)
+    return result
 
 
 def answer_question(

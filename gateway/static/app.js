@@ -449,15 +449,29 @@
     return el('div', { class: 'sources' }, el('h4', {}, 'Sources'), list);
   }
 
+  /** How old the answer's figures are: the newest update date of the pages it cites. */
+  function renderAsOf(answer) {
+    const date = parseDate(answer.as_of);
+    if (!date) return null;
+    const years = Math.floor(yearsSince(date));
+    const old = yearsSince(date) > OLD_AFTER_YEARS;
+    return el('p', { class: old ? 'as-of is-old' : 'as-of' },
+      el('span', { class: 'as-of-label' }, 'As of '),
+      el('time', { datetime: answer.as_of }, formatDate(date)),
+      el('span', { class: 'as-of-note' }, old
+        ? ` — the newest page cited was last updated ${years} years ago; figures may have changed since.`
+        : ' — when the newest page cited was last updated.'));
+  }
+
   function renderAnswer(answer, byParagraph) {
     const sentences = answer.sentences || [];
     const numbers = new Map();
     // The answer first; the manual's further qualifying sentences ("detail") after it,
-    // under their own heading, numbered on from the answer's footnotes.
+    // collapsed until opened, numbered on from the answer's footnotes.
     const list = renderSentences(sentences.filter((s) => s.role !== 'detail'), byParagraph, numbers);
     const details = sentences.filter((s) => s.role === 'detail');
-    const detail = details.length ? el('section', { class: 'answer-detail', 'aria-label': 'More from the manual' },
-      el('h4', {}, 'More from the manual'),
+    const detail = details.length ? el('details', { class: 'answer-detail' },
+      el('summary', {}, `More from the manual (${details.length} sentence${details.length === 1 ? '' : 's'})`),
       el('p', { class: 'detail-note' }, 'Further conditions, exceptions and figures from the pages cited, each checked against its source.'),
       renderSentences(details, byParagraph, numbers)) : null;
     const supported = sentences.filter((s) => s.verdict === 'supported').length;
@@ -466,7 +480,7 @@
       `${supported} of ${sentences.length} sentence${sentences.length === 1 ? '' : 's'} fully supported by ` +
       `${sentences.length === 1 ? 'its source' : 'their sources'}` + (share === null ? '.' : ` (faithfulness ${share}%).`));
     return el('section', { class: 'answer', 'aria-label': 'Answer' },
-      el('h3', { class: 'answer-heading' }, 'Answer'),
+      el('div', { class: 'answer-head' }, el('h3', { class: 'answer-heading' }, 'Answer'), renderAsOf(answer)),
       summary,
       list,
       detail,

@@ -5,7 +5,10 @@ A reply that fails (transport, HTTP error) or does not validate (bad JSON, unkno
 paragraph ids, a sentence without a citation, a missing verdict) is retried with the reason
 fed back, up to ``settings.models.max_retries`` times; then a ``ProviderError`` ends the
 question with a typed error. Nothing the model says reaches the user uncited or unverified:
-its verdicts are held to the same deterministic check the local verifier applies.
+its verdicts are held to the same deterministic check the local verifier applies (every
+figure and every key term of a paraphrase must be in the cited text, see
+services/stages/verification.py), and its answer is clamped to the answer shape (at most
+``ANSWER_SENTENCES`` sentences, ``ANSWER_WORDS_CAP`` words).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, R
 
 PAGE_CHARS = 2400  # of each candidate page shown for selection
 PARAGRAPH_CHARS = 900  # of each paragraph shown for stitching and verification
-MAX_SENTENCES = 12
+MAX_SENTENCES = 12  # a longer reply is malformed (retried); within it the clamp below applies
+ANSWER_SENTENCES = 6  # the answer shape: at most six sentences ...
+ANSWER_WORDS_CAP = 180  # ... of about 120 words; past this cap no further sentence is kept
 RETRY_BACKOFF_S = 0.25
 
 SELECT_SYSTEM = """You select pages of HMRC's Employment Income Manual (EIM) that can answer a UK employment-tax question.
@@ -39,9 +44,13 @@ Reply with JSON only: {"keep": ["<section id>", ...]} using the section ids give
 SELECT_STRICT = """Keep only the pages that directly answer the question."""
 
 STITCH_SYSTEM = """You answer a UK employment-tax question using ONLY the numbered paragraphs given from HMRC's
-Employment Income Manual. Write short plain sentences. Every sentence must cite the id(s) of the paragraph(s)
-that state it, and may say only what those paragraphs say: copy figures, amounts, percentages, dates and section
-references exactly. Do not add advice, hedging or anything the paragraphs do not state.
+Employment Income Manual. Answer first: the first sentence answers the question asked (a figure for "how much",
+"what rate" or "what limit"; yes or no with the rule for "is it taxable" or "can I"; the date or period for
+"when", "by when" or "how long"; the definition for "what counts as"). Then conditions, then exceptions. At most
+six short plain sentences, about 120 words in all; no sentence repeats another; a worked example only when the
+question asks for one. Every sentence must cite the id(s) of the paragraph(s) that state it, and may say only
+what those paragraphs say: copy figures, amounts, percentages, dates and section references exactly, and keep
+the paragraph's own words for its terms. Do not add advice, hedging or anything the paragraphs do not state.
 Reply with JSON only: {"sentences": [{"text": "...", "citations": ["<paragraph id>", ...]}, ...]}
 If the paragraphs do not answer the question, reply {"sentences": []}."""
 
@@ -170,7 +179,20 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
 
     listing = "\n".join(f"[{pid}] {paragraph.text[:PARAGRAPH_CHARS]}" for pid, paragraph in allowed.items())
     parsed = chat_json(settings, "stitching", STITCH_SYSTEM, f"Question: {query.question}\n\nParagraphs:\n{listing}", StitchReply, check)
-    return Draft(sentences=parsed.sentences)
+    return Draft(sentences=answer_shape(parsed.sentences))
+
+
+def answer_shape(sentences: list[DraftSentence]) -> list[DraftSentence]:
+    """The model's sentences clamped to the answer shape: the first ``ANSWER_SENTENCES``, and
+    none that would take the answer past ``ANSWER_WORDS_CAP`` words (the first always stays)."""
+    kept: list[DraftSentence] = []
+    words = 0
+    for sentence in sentences[:ANSWER_SENTENCES]:
+        words += len(sentence.text.split())
+        if kept and words > ANSWER_WORDS_CAP:
+            break
+        kept.append(sentence.model_copy(update={"role": "answer"}))
+    return kept
 
 
 def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Settings) -> list[Sentence]:

@@ -1,10 +1,19 @@
 """Claim verification: each drafted sentence against the paragraph(s) it cites.
 
-``check_claim`` is the deterministic judge every provider's output passes through: whatever
-a provider says, a claim is only ``supported`` when every figure in it (numbers, amounts,
-percentages, dates, tax years, section references) is in the cited text and its words are
-there too. Faithfulness = supported / claims; below ``verification.faithfulness_floor`` the
-answer becomes a refusal.
+``check_claim`` is the deterministic judge every provider's output passes through:
+
+- a claim quoted verbatim from its cited text (headings shown above it included) is
+  ``supported`` with the reason "quoted";
+- any other claim (rendered, shortened, combined) is checked: every figure, date, amount and
+  reference in it must be in the cited text, compared normalised so the 2014 scrape's glued
+  cells ("45p25p", "10,000After") match a rendered "45p" or "10,000". A missing figure makes
+  it ``contradicted`` when the cited sentence saying the same thing states a different figure
+  of that kind, else ``unsupported``. With every figure there, its key terms (the stemmed
+  content words, figures aside) must all be there for ``supported``; at least half makes it
+  ``partially_supported``, fewer ``unsupported``. A flipped "not" is ``contradicted``.
+
+Faithfulness = supported / claims; below ``verification.faithfulness_floor`` the answer
+becomes a ``low_coverage`` refusal that counts the verdicts.
 """
 
 from __future__ import annotations
@@ -18,21 +27,31 @@ from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
 from services.stages.text import checkable_facts, has_negation, split_sentences, terms
 
-__all__ = ["checkable_facts", "check_claim", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step"]
+__all__ = [
+    "checkable_facts", "check_claim", "key_terms", "statements", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",
+]
 
-SUPPORTED_COVERAGE = 0.8  # share of the claim's content terms found in the cited text
-PARTIAL_COVERAGE = 0.5
+QUOTED = "quoted"  # the reason given to a verbatim quote
+PARTIAL_COVERAGE = 0.5  # share of the claim's key terms in the cited text for partially_supported
 ALIGNED = 0.6  # a cited sentence this close to the claim is taken to be "the same statement"
 _RANK = {"supported": 0, "partially_supported": 1, "unsupported": 2, "contradicted": 3}
+# Where the scrape lost the space between table cells: "10,000After", "earningsAnd".
+_GLUED = re.compile(r"(?<=[0-9a-z])(?=[A-Z][a-z])")
 
 
 def _normal(text: str) -> str:
     return " ".join(text.replace("\u2019", "'").split()).casefold()
 
 
+def key_terms(text: str) -> list[str]:
+    """The content terms a rendering must keep: stemmed words without stop words or figures
+    (figures are checked as figures), glued cells split apart."""
+    return [t for t in terms(_GLUED.sub(" ", text)) if not any(ch.isdigit() for ch in t)]
+
+
 def _coverage(claim_terms: list[str], source_terms: set[str]) -> float:
     if not claim_terms:
-        return 0.0
+        return 1.0  # nothing but figures (or stop words): the figures decide
     return sum(t in source_terms for t in claim_terms) / len(claim_terms)
 
 
@@ -55,6 +74,15 @@ def _short(facts: Iterable[str]) -> str:
     return ", ".join(sorted(facts))
 
 
+def statements(paragraph: Paragraph) -> list[str]:
+    """What a paragraph states, one unit each: its sentences, or for a table each row read with
+    the header row (a rendered row names its columns: "Car or van, 2011-12 onwards: ...")."""
+    rows = [" ".join(line.split()) for line in paragraph.text.splitlines() if line.strip()]
+    if paragraph.kind == "table" and len(rows) > 1:
+        return [f"{rows[0]} {row}" for row in rows[1:]]
+    return split_sentences(paragraph.text)
+
+
 def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()) -> tuple[Verdict, str]:
     """Judge one claim against the text of its cited paragraphs (and the ``headings`` shown
     above them, which the reader sees with the citation); returns (verdict, reason)."""
@@ -63,9 +91,9 @@ def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()
     source = "\n".join([*headings, *(p.text for p in cited)])
     ids = ", ".join(p.id for p in cited)
     if _normal(claim) and _normal(claim) in _normal(source):
-        return "supported", f"quoted from {ids}"
-    claim_terms = terms(claim)
-    source_terms = set(terms(source))
+        return "supported", QUOTED
+    claim_terms = key_terms(claim)
+    source_terms = set(key_terms(source))
     coverage = _coverage(claim_terms, source_terms)
     claim_facts = checkable_facts(claim)
     missing = claim_facts - checkable_facts(source)
@@ -73,8 +101,8 @@ def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()
     # The cited sentence that says most nearly the same thing: where a figure or a "not"
     # differs from it, the claim contradicts its source rather than merely lacking support.
     best, best_cov = "", 0.0
-    for sent in split_sentences(source):
-        cov = _coverage(claim_terms, set(terms(sent)))
+    for sent in [*headings, *(unit for p in cited for unit in statements(p))]:
+        cov = _coverage(claim_terms, set(key_terms(sent))) if claim_terms else 0.0
         if cov > best_cov:
             best, best_cov = sent, cov
 
@@ -83,15 +111,14 @@ def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()
         other = {f for f in checkable_facts(best) - claim_facts if fact_kind(f) in kinds} if best_cov >= ALIGNED else set()
         if other:
             return "contradicted", f"says {_short(missing)} where {ids} says {_short(other)}"
-        if coverage >= PARTIAL_COVERAGE:
-            return "partially_supported", f"{_short(missing)} not in {ids}"
-        return "unsupported", f"{_short(missing)} and most of the wording not in {ids}"
+        return "unsupported", f"{_short(missing)} not in {ids}"
     if best_cov >= ALIGNED and has_negation(claim) != has_negation(best):
         return "contradicted", f"{ids} states the opposite (negation differs)"
-    if coverage >= SUPPORTED_COVERAGE:
-        return "supported", f"wording and figures ({_short(claim_facts) or 'none'}) found in {ids}"
+    if coverage == 1.0:
+        return "supported", f"rendered: figures ({_short(claim_facts) or 'none'}) and terms found in {ids}"
+    absent = sorted({t for t in claim_terms if t not in source_terms})
     if coverage >= PARTIAL_COVERAGE:
-        return "partially_supported", f"only {coverage:.0%} of the claim's terms are in {ids}"
+        return "partially_supported", f"terms {', '.join(absent)} not in {ids}"
     return "unsupported", f"{ids} does not state this ({coverage:.0%} of the claim's terms)"
 
 

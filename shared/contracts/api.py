@@ -34,6 +34,8 @@ class Sentence(BaseModel):
 class Answer(BaseModel):
     sentences: list[Sentence]
     faithfulness: float
+    # how old the answer's figures are: the newest ``public_updated_at`` of the pages it cites
+    as_of: datetime | None = None
 
 
 class Refusal(BaseModel):

@@ -1,4 +1,6 @@
-"""`taxnav eval`: run an eval file through the pipeline and write report.json, report.md and a chart."""
+"""`taxnav eval`: run an eval file through the pipeline and write report.json, report.md and a
+chart; or, with --sweep, ask one question per page built from its title and write sweep.json
+and sweep.md."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ import sys
 from pathlib import Path
 
 from taxnav.evaluation.harness import VARIANTS, VariantError
-from taxnav.evaluation.scoring import QuestionsFileError
+from taxnav.evaluation.judge import JUDGES
+from taxnav.evaluation.scoring import REPLY_WINDOW_WORDS, QuestionsFileError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_QUESTIONS = REPO_ROOT.parent / "shared" / "eval" / "questions.jsonl"  # ../shared/eval
@@ -38,11 +41,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="settings variants to run (default: all; 'full' always runs, it is the headline)",
     )
+    parser.add_argument(
+        "--judge",
+        choices=list(JUDGES),
+        default=None,
+        help="a second opinion on every claim of the headline variant from this model (needs its API key)",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help='ask "What are the rules on <title>?" for every page (see --every) instead of the eval file',
+    )
+    parser.add_argument("--every", type=int, default=1, metavar="N", help="with --sweep: every Nth page (default 1)")
     parser.set_defaults(func=run)
 
 
+def run_sweep_command(args: argparse.Namespace) -> int:
+    from shared.config import get_settings  # noqa: PLC0415
+    from taxnav.evaluation.sweep import SweepError, run_sweep, write_sweep  # noqa: PLC0415
+
+    try:
+        sweep = run_sweep(get_settings(), args.every)
+    except SweepError as exc:
+        print(f"taxnav eval: {exc}", file=sys.stderr)
+        return 2
+    write_sweep(sweep, args.out)
+    m = sweep.metrics
+    print(
+        f"sweep of {m.questions} pages (every {m.every}): false refusals {m.refusals} ({m.false_refusal_rate:.1%}) "
+        f"{m.refusals_by_category}, own page in the answer part {m.own_page_in_answer_part:.1%}, "
+        f"answer words {m.answer_words_median:.0f} (reply {m.reply_words_median:.0f}), "
+        f"median {m.median_latency_ms:.0f} ms; report in {args.out}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.sweep and args.judge:
+        print("taxnav eval: --judge applies to the eval file's answers, not to --sweep", file=sys.stderr)
+        return 2
+    if args.sweep:
+        return run_sweep_command(args)
+    if args.every != 1:
+        print("taxnav eval: --every needs --sweep", file=sys.stderr)
+        return 2
     from ingest_worker.ingest import IngestError  # noqa: PLC0415
+    from services.errors import ProviderError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415
     from taxnav.evaluation.harness import run_eval  # noqa: PLC0415
     from taxnav.evaluation.report import write_report  # noqa: PLC0415
@@ -50,16 +94,21 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         questions = load_questions(args.questions)
-        run_result = run_eval(questions, get_settings(), args.variants, source=args.source, progress=sys.stderr.isatty())
-    except (QuestionsFileError, VariantError, FileNotFoundError, IngestError) as exc:
+        run_result = run_eval(
+            questions, get_settings(), args.variants, source=args.source, progress=sys.stderr.isatty(), judge=args.judge
+        )
+    except (QuestionsFileError, VariantError, FileNotFoundError, IngestError, ProviderError) as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
         return 2
     report = write_report(run_result, args.out, questions_file=args.questions.name)
     print(
-        f"{report['n_questions']} questions; verdict accuracy {report['verdict_accuracy']:.1%}, "
-        f"refusal precision {report['refusal_precision']:.1%}, citation gold recall {report['citation_gold_recall']:.1%}, "
-        f"key facts {report['key_fact_coverage']:.1%}, groundedness {report['groundedness']:.1%}, "
+        f"{report['n_questions']} questions; strict {report['strict_correct']}/{report['n_questions']} "
+        f"(answerable {report['answerable_ok']}/{report['answerable']}), refusal precision {report['refusal_precision']:.1%}, "
+        f"lead facts {report['lead_facts']:.1%}, facts in {REPLY_WINDOW_WORDS} words {report['key_facts_in_reply_window']:.1%}, "
+        f"claim precision {report['claim_precision']:.1%}, answer words {report['answer_words_median']:.0f} "
+        f"(reply {report['reply_words_median']:.0f}); diagnostic verdict accuracy {report['diagnostics']['verdict_accuracy']:.1%}, "
         f"recall@12 ours {report['peer']['ours_recall_at_12']:.1%} vs peer {report['peer']['recall_at_12']:.1%}; "
-        f"{len(report['failures'])} failing; report in {args.out}"
+        + (f"judge agreement {report['judge']['agreement']:.1%}; " if "judge" in report else "")
+        + f"{len(report['failures'])} failing; report in {args.out}"
     )
     return 0

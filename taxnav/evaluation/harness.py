@@ -1,18 +1,20 @@
-"""Ask every eval question through the API's code path (services.pipeline.answer_question),
-once per named settings variant, and score the results; then run the Haystack peer over the
-same index in the same process."""
+"""Ask every eval question through the API's embedded code path (``services.dispatch.answer``
+with an in-process question store, as ``POST /v1/questions`` runs it), once per named settings
+variant, and score the results; then run the Haystack peer over the same index in the same
+process."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from shared.config import Settings
-from shared.contracts.api import QuestionRequest
+from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.pipeline import PipelineState, Query
+from taxnav.evaluation.judge import JudgeMetrics, judge_metrics, judge_result
 from taxnav.evaluation.peer import PeerResult, run_peer
 from taxnav.evaluation.scoring import (
     EvalQuestion,
@@ -23,6 +25,9 @@ from taxnav.evaluation.scoring import (
     facts_in_texts,
     score_result,
 )
+
+if TYPE_CHECKING:
+    from services.results import QuestionStore
 
 HEADLINE_VARIANT = "full"
 RETRIEVAL_STAGE = "retrieval"
@@ -97,22 +102,39 @@ class EvalRun(BaseModel):
     variants: list[VariantRun]
     peer: PeerResult
     ingested: dict[str, Any] | None = None  # the ingest summary when the run had to ingest
+    judge: JudgeMetrics | None = None  # the second opinion on the headline variant's claims
+
+
+def api_answer(question: str, settings: Settings, store: QuestionStore) -> QuestionResult:
+    """One question as the gateway answers it in embedded mode: scope guard, stages, finish."""
+    from services.dispatch import answer  # noqa: PLC0415  (imports the stages and the index)
+
+    return answer(QuestionRequest(question=question, manual=settings.manual), settings.model_copy(update={"mode": "embedded"}), store)
 
 
 def ask_all(
-    questions: Sequence[EvalQuestion], settings: Settings, facts: FactsFn, page_text: Callable[[str], str]
+    questions: Sequence[EvalQuestion],
+    settings: Settings,
+    facts: FactsFn,
+    page_text: Callable[[str], str],
+    judge: str | None = None,
 ) -> list[QuestionOutcome]:
-    """Every question through the API's embedded code path, timed end to end, scored."""
-    from services.pipeline import answer_question  # noqa: PLC0415  (imports the stages and the index)
+    """Every question through the API's embedded code path, timed end to end, scored; with a
+    ``judge``, each answer's claims also get the judge's second opinion (outside the timing)."""
+    from services.results import MemoryStore  # noqa: PLC0415
 
+    store = MemoryStore()
     outcomes = []
     for question in questions:
         started = time.perf_counter()
-        result = answer_question(QuestionRequest(question=question.question, manual=settings.manual), settings)
+        result = api_answer(question.question, settings, store)
         latency_ms = (time.perf_counter() - started) * 1000
         outcome = score_result(question, result, latency_ms, facts, RETRIEVAL_STAGE)
         selected = outcome.sections_by_stage.get(SELECTION_STAGE, [])
         outcome.key_facts_in_selection = facts_in_texts(outcome.key_facts_missing, map(page_text, selected))
+        if judge:
+            for claim, judgement in zip(outcome.claims, judge_result(question.question, result, settings), strict=True):
+                claim.judge_correct, claim.judge_grounded, claim.judge_reason = judgement.correct, judgement.grounded, judgement.reason
         outcomes.append(outcome)
     return outcomes
 
@@ -138,8 +160,10 @@ def run_eval(
     variant_names: Sequence[str] | None = None,
     source: str | None = None,
     progress: bool = False,
+    judge: str | None = None,
 ) -> EvalRun:
-    from services.pipeline import STAGES, answer_question, run_stage  # noqa: PLC0415  (heavy imports)
+    from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy imports)
+    from services.results import MemoryStore  # noqa: PLC0415
     from services.stages.verification import checkable_facts  # noqa: PLC0415
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
@@ -159,7 +183,7 @@ def run_eval(
 
     stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
     # Warm the index, the embedder and the stage imports so the first timed question is not an outlier.
-    answer_question(QuestionRequest(question=questions[0].question, manual=settings.manual), settings)
+    api_answer(questions[0].question, settings, MemoryStore())
 
     runs: list[VariantRun] = []
     by_settings: dict[str, VariantRun] = {}
@@ -170,7 +194,7 @@ def run_eval(
             earlier = by_settings[key]
             runs.append(earlier.model_copy(update={"name": name, "overrides": VARIANTS[name], "same_as": earlier.name}))
             continue
-        outcomes = ask_all(questions, variant_settings, checkable_facts, page_text)
+        outcomes = ask_all(questions, variant_settings, checkable_facts, page_text, judge if name == HEADLINE_VARIANT else None)
         run = VariantRun(name=name, overrides=VARIANTS[name], outcomes=outcomes, metrics=aggregate(outcomes, stages))
         by_settings[key] = run
         runs.append(run)
@@ -183,7 +207,15 @@ def run_eval(
         return run_stage(retrieval_stage, state, settings).trace[-1].candidate_ids
 
     peer = run_peer(index, questions, settings.retrieval.top_k, our_retrieval, f"ours ({HEADLINE_VARIANT} retrieval stage)")
+    headline = next(r for r in runs if r.name == HEADLINE_VARIANT)
+    judged = [
+        (c.verdict, bool(c.judge_correct), c.judge_grounded)
+        for o in headline.outcomes
+        for c in o.claims
+        if c.judge_grounded is not None
+    ]
     return EvalRun(
+        judge=judge_metrics(judge, judged) if judge else None,
         manual=settings.manual,
         generation=str(index.generation),
         questions=list(questions),

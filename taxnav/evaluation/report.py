@@ -14,18 +14,31 @@ from taxnav.evaluation.harness import COMPARISONS, HEADLINE_VARIANT, EvalRun
 from taxnav.evaluation import scoring
 from taxnav.evaluation.scoring import CITATIONS_STAGE, failure_reasons
 
-# (report key, target, how the target reads)
-TARGETS: tuple[tuple[str, float, str], ...] = (
-    ("verdict_accuracy", 46 / 50, ">= 46/50"),
-    ("refusal_precision", 1.0, "= 100%"),
-    ("citation_gold_complete", 0.90, ">= 90% of answerable questions"),
-    ("key_fact_coverage", 0.85, ">= 85%"),
-    ("groundedness", 0.98, ">= 98%"),
+# (report key, target, how the target reads, whether higher is better)
+TARGETS: tuple[tuple[str, float, str, bool], ...] = (
+    ("strict_accuracy", 44 / 50, ">= 44/50", True),
+    ("refusal_precision", 1.0, "= 100%", True),
+    ("lead_facts", 0.55, ">= 55%", True),
+    ("key_facts_in_reply_window", 0.80, ">= 80%", True),
+    ("claim_precision", 0.75, ">= 75%", True),
+    ("answer_words_median", 120, "<= 120", False),
+    ("reply_words_median", 350, "<= 350", False),
 )
+# The strict measures: what the reader gets.
 HEADLINE_KEYS = (
-    "verdict_accuracy",
+    "strict_accuracy",
     "refusal_precision",
     "refusal_recall",
+    "lead_facts",
+    "key_facts_in_reply_window",
+    "claim_precision",
+    "first_sentence_fact",
+    "answer_words_median",
+    "reply_words_median",
+)
+# The earlier figures, kept to locate a failure (any answer counts, any cited page counts).
+DIAGNOSTIC_KEYS = (
+    "verdict_accuracy",
     "citation_gold_recall",
     "citation_gold_complete",
     "key_fact_coverage",
@@ -35,6 +48,7 @@ HEADLINE_KEYS = (
     "claims_per_answer",
     "answer_claims_per_answer",
 )
+WORD_KEYS = ("answer_words_median", "reply_words_median")
 CHART_NAME = "recall_by_stage.png"
 
 
@@ -57,7 +71,10 @@ def build_report(run: EvalRun, questions_file: str) -> dict[str, Any]:
         for o in headline.outcomes
         if (reasons := failure_reasons(o, run.stages))
     ]
-    targets = {key: {"target": t, "reads": reads, "value": metrics[key], "met": metrics[key] >= t} for key, t, reads in TARGETS}
+    targets = {
+        key: {"target": t, "reads": reads, "value": metrics[key], "met": metrics[key] >= t if higher else metrics[key] <= t}
+        for key, t, reads, higher in TARGETS
+    }
     targets["recall_at_12_vs_peer"] = {
         "target": run.peer.peer.recall_at_k,
         "reads": ">= the peer's",
@@ -72,8 +89,11 @@ def build_report(run: EvalRun, questions_file: str) -> dict[str, Any]:
         "answerable": sum(q.expect == "answer" for q in run.questions),
         "to_refuse": sum(q.expect == "refuse" for q in run.questions),
         "headline_variant": HEADLINE_VARIANT,
+        "strict_correct": metrics["strict_correct"],
+        "answerable_ok": metrics["answerable_ok"],
         "correct": metrics["correct"],
         **{key: metrics[key] for key in HEADLINE_KEYS},
+        "diagnostics": {key: metrics[key] for key in DIAGNOSTIC_KEYS},
         "verdict_counts": metrics["verdict_counts"],
         "refusal_by_category": metrics["refusal_by_category"],
         "targets": targets,
@@ -106,6 +126,8 @@ def build_report(run: EvalRun, questions_file: str) -> dict[str, Any]:
     }
     if run.ingested is not None:
         report["ingest"] = run.ingested
+    if run.judge is not None:
+        report["judge"] = run.judge.model_dump()
     return _round(report)
 
 
@@ -133,7 +155,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"({report['answerable']} to answer, {report['to_refuse']} to refuse); headline variant "
         f"`{report['headline_variant']}`.",
         "",
-        "## Headline",
+        "## Headline (strict)",
         "",
         "| metric | value | target | met |",
         "|---|---|---|---|",
@@ -141,9 +163,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     targets = report["targets"]
     for key in HEADLINE_KEYS:
         t = targets.get(key)
-        value = f"{report[key]:.2f}" if key.endswith("claims_per_answer") else _pct(report[key])
-        if key == "verdict_accuracy":
-            value += f" ({report['correct']}/{report['n_questions']})"
+        value = f"{report[key]:.0f}" if key in WORD_KEYS else _pct(report[key])
+        if key == "strict_accuracy":
+            value += f" ({report['strict_correct']}/{report['n_questions']}; answerable {report['answerable_ok']}/{report['answerable']})"
         lines.append(
             f"| {key} | {value} | "
             f"{t['reads'] if t else ''} | {('yes' if t['met'] else 'NO') if t else ''} |"
@@ -153,11 +175,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"| recall@12 (retrieval) vs peer | {_pct(vs_peer['value'])} vs {_pct(vs_peer['target'])} | "
         f"{vs_peer['reads']} | {'yes' if vs_peer['met'] else 'NO'} |"
     )
+    lines += ["", "Diagnostics (the earlier, looser figures):", "", "| metric | value |", "|---|---|"]
+    for key, v in report["diagnostics"].items():
+        value = f"{v:.2f}" if key.endswith("claims_per_answer") else _pct(v)
+        if key == "verdict_accuracy":
+            value += f" ({report['correct']}/{report['n_questions']})"
+        lines.append(f"| {key} | {value} |")
     counts = ", ".join(f"{k}: {v}" for k, v in report["verdict_counts"].items()) or "none"
     lines += ["", f"Verifier verdicts over all claims: {counts}.", ""]
 
+    if "judge" in report:
+        j = report["judge"]
+        lines += [
+            f"## Second-opinion judge ({j['judge']})",
+            "",
+            f"Over {j['claims']} claims of the headline variant: correct {_pct(j['correct'])}, grounded in the cited "
+            f"paragraph {_pct(j['grounded'])}; agrees with the verifier (supported = grounded) on {_pct(j['agreement'])}.",
+            "",
+        ]
     lines += ["## Variants (diagnostic)", ""]
-    header = ["variant", "overrides", "verdict acc", "refusal P", "refusal R"]
+    header = ["variant", "overrides", "strict", "lead facts", "claim P", "answer words", "verdict acc", "refusal P", "refusal R"]
     header += [f"recall {s}" for s in stages]
     header += ["key facts", "grounded", "faithfulness", "claims/answer", "median ms"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -165,7 +202,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         overrides = ", ".join(f"{k}={v2}" for k, v2 in v["overrides"].items()) or "defaults"
         if v["same_as"]:
             overrides += f" (same settings as {v['same_as']})"
-        row = [f"`{name}`", overrides, _pct(v["verdict_accuracy"]), _pct(v["refusal_precision"]), _pct(v["refusal_recall"])]
+        row = [
+            f"`{name}`", overrides, _pct(v["strict_accuracy"]), _pct(v["lead_facts"]), _pct(v["claim_precision"]),
+            f"{v['answer_words_median']:.0f}", _pct(v["verdict_accuracy"]), _pct(v["refusal_precision"]), _pct(v["refusal_recall"]),
+        ]
         row += [_pct(v["recall_by_stage"].get(s)) for s in stages]
         row += [
             _pct(v["key_fact_coverage"]),
@@ -216,8 +256,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [
         "## Per question",
         "",
-        "| id | question | expected | actual | ok | latency ms | claims (citation: verdict) |",
-        "|---|---|---|---|---|---|---|",
+        "| id | question | expected | actual | strict ok | lead facts | words (answer/reply) | latency ms | claims (citation: verdict) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for q in report["questions"]:
         expected = q["expect"] if q["expect"] == "answer" else f"refuse: {q['expected_refusal']}"
@@ -228,8 +268,9 @@ def render_markdown(report: dict[str, Any]) -> str:
             for n, c in enumerate(q["claims"], start=1)
         ) or _cell(q["refusal_message"])
         lines.append(
-            f"| {q['id']} | {_cell(q['question'])} | {expected} | {actual} | {'yes' if q['correct'] else 'NO'} | "
-            f"{_ms(q['latency_ms'])} | {claims} |"
+            f"| {q['id']} | {_cell(q['question'])} | {expected} | {actual} | {'yes' if q['strict_correct'] else 'NO'} | "
+            f"{len(q['lead_facts'])}/{len(q['key_facts_found']) + len(q['key_facts_missing'])} | "
+            f"{q['answer_words']}/{q['reply_words']} | {_ms(q['latency_ms'])} | {claims} |"
         )
     lines += ["", "## Definitions", "", report["definitions"].strip(), ""]
     return "\n".join(lines)

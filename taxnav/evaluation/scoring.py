@@ -1,7 +1,20 @@
 """The scorer: pure functions from (eval question, pipeline result) to scores.
 
 Definitions (the report repeats them):
-- verdict correct: answered when the question expects an answer; refused with the expected
+- strict correctness (the headline): an answerable question is strictly right (``answer_ok``)
+  when it is answered, AND an answer-part claim cites a gold (or also_ok) section, AND at least
+  half its key facts appear within the first 350 words of the reply (the answer part, then the
+  detail, in order; nothing past word 350 counts). A question to refuse is strictly right when
+  refused with the expected category.
+- lead facts: share of key facts found within the first 60 words of the answer part.
+- facts in 350 words: share of key facts found within the reply's first 350 words.
+- claim precision: answer-part claims citing a gold/also_ok section / answer-part claims, over
+  answered answerable questions.
+- first sentence holds a fact: share of answered answerable questions whose first answer-part
+  claim states a key fact.
+- answer words / reply words: words of the answer part / of the whole reply (answer + detail),
+  median over answered questions.
+- verdict correct (diagnostic): answered when the question expects an answer; refused with the expected
   category when it expects a refusal.
 - refusal precision: correct refusals / refusals made; recall: correct refusals / refusals
   expected (overall and per category; an empty denominator scores 1.0: nothing was wrong).
@@ -109,6 +122,10 @@ class ClaimScore(BaseModel):
     grounded: bool
     missing: list[str] = Field(default_factory=list)  # claim facts absent from the cited text
     role: ClaimRole = "answer"
+    # the second-opinion judge's view (``taxnav eval --judge``), None when no judge ran
+    judge_correct: bool | None = None
+    judge_grounded: bool | None = None
+    judge_reason: str = ""
 
 
 class QuestionOutcome(BaseModel):
@@ -137,6 +154,29 @@ class QuestionOutcome(BaseModel):
     key_facts_in_selection: list[str] = Field(default_factory=list)
     latency_ms: float
     retrieval_ms: float | None = None
+    # strict measures (see the module docstring); for refusals they stay at their empty values
+    answer_ok: bool = False
+    strict_correct: bool = False
+    gold_in_answer_part: bool = False
+    key_facts_in_reply_window: list[str] = Field(default_factory=list)  # within the first REPLY_WINDOW_WORDS
+    lead_facts: list[str] = Field(default_factory=list)  # within the answer part's first LEAD_WINDOW_WORDS
+    first_sentence_fact: bool = False
+    answer_words: int = 0
+    reply_words: int = 0
+    answer_claims: int = 0
+    answer_claims_on_gold: int = 0
+
+
+REPLY_WINDOW_WORDS = 350  # a longer reply earns nothing past this word
+LEAD_WINDOW_WORDS = 60  # what a reader takes in at a glance
+
+
+def first_words(text: str, limit: int) -> str:
+    return " ".join(text.split()[:limit])
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
 
 
 def verdict_correct(expect: str, expected_refusal: str | None, status: str, refusal: str | None) -> bool:
@@ -234,9 +274,35 @@ def score_result(
         )
     answer_text = " ".join(s.text for s in sentences)
     found = [f for f in question.key_facts if key_fact_found(f, answer_text)]
-    answer_part = " ".join(s.text for s in sentences if s.role == "answer")
+    answer_sentences = [s for s in sentences if s.role == "answer"]
+    answer_part = " ".join(s.text for s in answer_sentences)
+    # the reply as read: the answer part, then the detail
+    reply = " ".join([answer_part, *(s.text for s in sentences if s.role != "answer")])
+    reply_window = first_words(reply, REPLY_WINDOW_WORDS)
+    lead_window = first_words(answer_part, LEAD_WINDOW_WORDS)
+    acceptable = set(question.gold_sections) | set(question.also_ok)
+    on_gold = [s for s in answer_sentences if any(section_of(c) in acceptable for c in s.citations)]
+    in_window = [f for f in question.key_facts if key_fact_found(f, reply_window)]
+    verdict_ok = verdict_correct(question.expect, question.refusal, result.status, refusal)
+    answer_ok = (
+        question.expect == "answer"
+        and verdict_ok
+        and bool(on_gold)
+        and 2 * len(in_window) >= len(question.key_facts)
+    )
     retrieval_ms = next((t.ms for t in result.trace if t.stage == retrieval_stage), None)
     return QuestionOutcome(
+        answer_ok=answer_ok,
+        strict_correct=answer_ok if question.expect == "answer" else verdict_ok,
+        gold_in_answer_part=bool(on_gold),
+        key_facts_in_reply_window=in_window,
+        lead_facts=[f for f in question.key_facts if key_fact_found(f, lead_window)],
+        first_sentence_fact=bool(answer_sentences)
+        and any(key_fact_found(f, answer_sentences[0].text) for f in question.key_facts),
+        answer_words=word_count(answer_part),
+        reply_words=word_count(reply),
+        answer_claims=len(answer_sentences),
+        answer_claims_on_gold=len(on_gold),
         id=question.id,
         question=question.question,
         expect=question.expect,
@@ -244,7 +310,7 @@ def score_result(
         status=result.status,
         refusal=refusal,
         refusal_message=result.refusal.message if result.refusal else "",
-        correct=verdict_correct(question.expect, question.refusal, result.status, refusal),
+        correct=verdict_ok,
         gold_sections=question.gold_sections,
         also_ok=question.also_ok,
         candidates_by_stage={t.stage: t.candidate_ids for t in result.trace},
@@ -300,7 +366,16 @@ def refusal_scores(pairs: Sequence[tuple[str | None, str | None]]) -> RefusalSco
 
 class VariantMetrics(BaseModel):
     questions: int
-    correct: int
+    strict_correct: int  # the headline: answerable strictly right + refusals of the right category
+    strict_accuracy: float
+    answerable_ok: int  # answerable questions strictly right
+    lead_facts: float  # key facts within the answer part's first 60 words / all key facts
+    key_facts_in_reply_window: float  # key facts within the reply's first 350 words / all key facts
+    claim_precision: float  # answer-part claims citing gold/also_ok / answer-part claims (answerable)
+    first_sentence_fact: float  # answered answerable questions whose first claim states a key fact
+    answer_words_median: float
+    reply_words_median: float
+    correct: int  # diagnostic from here on: verdict alone (any answer counts)
     verdict_accuracy: float
     refusal_precision: float
     refusal_recall: float
@@ -337,8 +412,20 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
     refusals = refusal_scores([(o.expected_refusal, o.refusal) for o in outcomes])
     retrieval_ms = [o.retrieval_ms for o in outcomes if o.retrieval_ms is not None]
     faithfulness = [o.faithfulness for o in answered if o.faithfulness is not None]
+    answered_answerable = [o for o in answerable if o.status == "answered"]
     return VariantMetrics(
         questions=len(outcomes),
+        strict_correct=sum(o.strict_correct for o in outcomes),
+        strict_accuracy=_ratio(sum(o.strict_correct for o in outcomes), len(outcomes)),
+        answerable_ok=sum(o.answer_ok for o in answerable),
+        lead_facts=_ratio(sum(len(o.lead_facts) for o in answerable), facts_total),
+        key_facts_in_reply_window=_ratio(sum(len(o.key_facts_in_reply_window) for o in answerable), facts_total),
+        claim_precision=_ratio(
+            sum(o.answer_claims_on_gold for o in answered_answerable), sum(o.answer_claims for o in answered_answerable)
+        ),
+        first_sentence_fact=_ratio(sum(o.first_sentence_fact for o in answered_answerable), len(answered_answerable)),
+        answer_words_median=statistics.median(o.answer_words for o in answered) if answered else 0.0,
+        reply_words_median=statistics.median(o.reply_words for o in answered) if answered else 0.0,
         correct=sum(o.correct for o in outcomes),
         verdict_accuracy=_ratio(sum(o.correct for o in outcomes), len(outcomes)),
         refusal_precision=refusals.precision,
@@ -381,6 +468,16 @@ def failure_reasons(outcome: QuestionOutcome, stages: Sequence[str]) -> list[str
     it passes."""
     stages = list(stages)
     reasons: list[str] = []
+    if outcome.correct and outcome.expect == "answer" and not outcome.answer_ok:
+        why = []
+        if not outcome.gold_in_answer_part:
+            why.append("no answer-part claim cites a gold or also_ok page")
+        total = len(outcome.key_facts_found) + len(outcome.key_facts_missing)
+        if 2 * len(outcome.key_facts_in_reply_window) < total:
+            why.append(
+                f"{len(outcome.key_facts_in_reply_window)}/{total} key facts within the first {REPLY_WINDOW_WORDS} words"
+            )
+        reasons.append("not strictly right: " + "; ".join(why))
     if not outcome.correct:
         if outcome.expect == "answer":
             reasons.append(f"wrong refusal: expected an answer, got {outcome.refusal} ({outcome.refusal_message})")

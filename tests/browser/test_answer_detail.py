@@ -1,8 +1,10 @@
-"""The answer and, after it, "More from the manual": the local provider's detail sentences
-(role "detail") on the ingested slice, checked against what the API returns for the same
-question."""
+"""The answer, its date, and after it "More from the manual": the local provider's detail
+sentences (role "detail") on the ingested slice, collapsed until opened, checked against what
+the API returns for the same question."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import pytest
 from playwright.sync_api import expect
@@ -42,11 +44,17 @@ def test_detail_sentences_follow_the_answer_under_their_own_heading(visit: Visit
     # Each row's text is the sentence then its footnote numbers.
     shown = [" ".join([s["text"], *map(str, ns)]) for s, ns in zip(answer + details, numbers)]
     expect(turn.locator(".answer > ol.sentences > .sentence .sentence-text")).to_have_text(shown[: len(answer)])
-    section = turn.locator(".answer > section.answer-detail")
+    section = turn.locator(".answer > details.answer-detail")
     expect(section).to_have_count(1)
-    expect(section).to_have_attribute("aria-label", "More from the manual")
-    expect(section.locator("h4")).to_have_text("More from the manual")
+    summary = section.locator("summary")
+    expect(summary).to_have_text(f"More from the manual ({len(details)} sentence{'' if len(details) == 1 else 's'})")
+    # Collapsed: the detail sentences are in the page but not shown until the summary is opened.
     rows = section.locator("ol.sentences > .sentence")
+    expect(section).not_to_have_attribute("open", "")
+    expect(rows.first).to_be_hidden()
+    summary.click()
+    expect(section).to_have_attribute("open", "")
+    expect(rows.first).to_be_visible()
     expect(rows.locator(".sentence-text")).to_have_text(shown[len(answer) :])
     for row, sentence in zip(rows.all(), details):
         for marker, pid in zip(row.locator("button.fn").all(), sentence["citations"], strict=True):
@@ -65,3 +73,29 @@ def test_detail_sentences_follow_the_answer_under_their_own_heading(visit: Visit
     assert visit.page.locator("#source-text").text_content() == citation["text"]
     visit.page.keyboard.press("Escape")
     visit.shot("13-answer-detail")
+    # and it closes again from the keyboard
+    summary.focus()
+    visit.page.keyboard.press("Enter")
+    expect(section).not_to_have_attribute("open", "")
+    expect(rows.first).to_be_hidden()
+
+
+def test_the_answer_shows_how_old_its_figures_are(visit: Visit) -> None:
+    question = eval_question(WITH_DETAIL).question
+    expected = api_result(visit.base_url, question)
+    as_of = expected["answer"]["as_of"]
+    # the API's as_of is the newest date of the pages cited (the slice's pages are from 2014)
+    assert as_of == max(c["public_updated_at"] for c in expected["citations"]), as_of
+    ask(visit, question)
+    shown = last_turn(visit.page).locator(".answer > .answer-head > .as-of")
+    expect(shown).to_have_count(1)
+    expect(shown.locator("time")).to_have_attribute("datetime", as_of)
+    day = datetime.fromisoformat(as_of)
+    expect(shown.locator("time")).to_have_text(f"{day.day} {day:%B %Y}")
+    # long past: the page says so beside the date
+    expect(shown).to_have_class("as-of is-old")
+    expect(shown).to_contain_text("years ago; figures may have changed since.")
+    # beside the answer's heading, above its first sentence
+    head, first = (last_turn(visit.page).locator(s).first.bounding_box() for s in (".answer-heading", ".answer > ol.sentences"))
+    date_box = shown.bounding_box()
+    assert date_box["y"] < first["y"] and abs(date_box["y"] - head["y"]) < 40, (head, date_box, first)

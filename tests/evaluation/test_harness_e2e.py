@@ -70,7 +70,7 @@ def test_eval_end_to_end_over_the_slice(slice_data_dir, slice_questions, tmp_pat
     out1, out2 = tmp_path / "r1", tmp_path / "r2"
     args = ["--data-dir", str(slice_data_dir), "--questions", str(slice_questions), "--variants", "full", "no_graph"]
     assert _eval(monkeypatch, *args, "--out", str(out1)) == 0
-    assert "4 questions; verdict accuracy" in capsys.readouterr().out
+    assert "4 questions; strict " in capsys.readouterr().out
 
     report = json.loads((out1 / "report.json").read_text())
     for key in (*REQUIRED, "recall_by_stage", "variants", "peer", "questions"):

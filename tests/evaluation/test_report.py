@@ -12,15 +12,17 @@ from taxnav.evaluation.report import write_report
 from taxnav.evaluation.scoring import EvalQuestion, aggregate, score_result
 
 STAGES = ["retrieval", "expansion", "rollup", "selection"]
-# report.json keys issue 4 names (fractions in [0, 1]); pinned here, not read from the code.
+# report.json's strict headline keys (fractions in [0, 1]); pinned here, not read from the code.
 REQUIRED = (
-    "verdict_accuracy",
+    "strict_accuracy",
     "refusal_precision",
-    "citation_gold_recall",
-    "key_fact_coverage",
-    "groundedness",
-    "mean_faithfulness",
+    "lead_facts",
+    "key_facts_in_reply_window",
+    "claim_precision",
+    "first_sentence_fact",
 )
+# the earlier figures, kept as diagnostics
+DIAGNOSTIC = ("verdict_accuracy", "citation_gold_recall", "key_fact_coverage", "groundedness", "mean_faithfulness")
 
 
 def _run() -> EvalRun:
@@ -82,7 +84,14 @@ def test_write_report(tmp_path):
         assert key in on_disk, key
     for key in REQUIRED:
         assert 0.0 <= on_disk[key] <= 1.0
-    assert on_disk["verdict_accuracy"] == 1.0 and on_disk["groundedness"] == 0.5
+    for key in DIAGNOSTIC:
+        assert 0.0 <= on_disk["diagnostics"][key] <= 1.0
+    assert on_disk["diagnostics"]["verdict_accuracy"] == 1.0 and on_disk["diagnostics"]["groundedness"] == 0.5
+    # Q1 answered from its gold page with its one key fact first: strictly right
+    assert (on_disk["strict_correct"], on_disk["strict_accuracy"], on_disk["answerable_ok"]) == (2, 1.0, 1)
+    assert on_disk["claim_precision"] == 1.0 and on_disk["lead_facts"] == 1.0
+    assert (on_disk["answer_words_median"], on_disk["reply_words_median"]) == (10, 10)
+    assert on_disk["targets"]["answer_words_median"]["met"] is True  # a "<=" target
     assert on_disk["recall_by_stage"]["no_graph"]["citations"] == 0.0
     assert on_disk["targets"]["recall_at_12_vs_peer"]["met"] is True
     assert on_disk["failures"] == [
@@ -91,10 +100,12 @@ def test_write_report(tmp_path):
     assert (tmp_path / "recall_by_stage.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     md = (tmp_path / "report.md").read_text()
-    assert "| verdict_accuracy | 100.0% (2/2) | >= 46/50 | yes |" in md
+    assert "| strict_accuracy | 100.0% (2/2; answerable 1/1) | >= 44/50 | yes |" in md
+    assert "| answer_words_median | 10 | <= 120 | yes |" in md
+    assert "| verdict_accuracy | 100.0% (2/2) |" in md  # diagnostics table
     assert "| `no_graph` | expansion.enabled=False |" in md
     assert "same settings as full" in md
     # per-question row: question (pipe escaped), each claim with its citation and verdict, latency
-    assert "| Q1 | Per mile \\| rate? | answer | answer | yes | 10.0 |" in md
+    assert "| Q1 | Per mile \\| rate? | answer | answer | yes | 1/1 | 10/10 | 10.0 |" in md
     assert "2. Vans get 50p a mile. [EIM31240#c1.p1: contradicted; NOT grounded: 50p]" in md
     assert "| Q2 | VAT threshold? | refuse: out_of_scope | refuse: out_of_scope | yes |" in md

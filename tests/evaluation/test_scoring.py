@@ -288,6 +288,9 @@ def test_aggregate_and_failure_reasons():
     assert (m.claims, m.claims_per_answer, m.verdict_counts, m.groundedness) == (1, 1.0, {"supported": 1}, 1.0)
     assert m.median_latency_ms == 4.0 and m.median_retrieval_ms == 2.0
     reasons = failure_reasons(answered, STAGES)
+    assert reasons.pop(0) == (
+        "not strictly right: no answer-part claim cites a gold or also_ok page; 0/3 key facts within the first 350 words"
+    )
     assert reasons[0] == (
         "gold recall 0.00 in citations: EIM31240 dropped after rollup (also_ok cited: none; "
         "recall by stage, also_ok counted: retrieval 1.00, expansion 1.00, rollup 1.00, selection 0.00, citations 0.00)"
@@ -295,7 +298,7 @@ def test_aggregate_and_failure_reasons():
     assert reasons[1] == "missing key facts: '45p', '25p', '10,000' not on any selected page"
     answered.key_facts_in_selection = facts_in_texts(answered.key_facts_missing, [MILEAGE_ROW.replace("25p", "")])
     assert answered.key_facts_in_selection == ["45p", "10,000"]
-    assert failure_reasons(answered, STAGES)[1] == (
+    assert failure_reasons(answered, STAGES)[2] == (
         "missing key facts: '45p', '10,000' on a selected page but not quoted; '25p' not on any selected page"
     )
     assert failure_reasons(wrongly_refused, STAGES)[0].startswith("wrong refusal: expected an answer, got low_coverage")
@@ -315,7 +318,90 @@ def test_where_lost_names_how_far_a_gold_page_got():
     assert where_lost(outcome, "EIM31240", STAGES) == "EIM31240 kept by selection but not cited"
     assert where_lost(outcome, "EIM31405", STAGES) == "EIM31405 never retrieved"
     assert outcome.recall_by_stage["citations"] == 0.5  # the also_ok page stands in for one gold page
-    assert failure_reasons(outcome, STAGES)[0].startswith(
+    assert failure_reasons(outcome, STAGES)[0] == "not strictly right: 0/3 key facts within the first 350 words"
+    assert failure_reasons(outcome, STAGES)[1].startswith(
         "gold recall 0.50 in citations: EIM31240 kept by selection but not cited; EIM31405 never retrieved "
         "(also_ok cited: EIM31230;"
     )
+
+
+# ---------------------------------------------------------------- strict measures
+
+
+def _sentence(text: str, pid: str = "EIM31240#c1.p1", role: str = "answer") -> Sentence:
+    return Sentence(text=text, citations=[pid], verdict="supported", reason="quoted", role=role)
+
+
+def _strict(sentences: list[Sentence], **question) -> object:
+    citations = [_citation(pid, MILEAGE_ROW) for pid in dict.fromkeys(c for s in sentences for c in s.citations)]
+    return score_result(_answerable(**question), _answered(sentences, citations, []), latency_ms=1.0, facts=checkable_facts)
+
+
+def test_strict_answer_needs_a_gold_page_cited_by_the_answer_part():
+    # the key facts are there, but only the detail cites the gold page
+    outcome = _strict(
+        [
+            _sentence("Cars get 45p a mile, 25p after 10,000 miles.", "EIM55555#c0.p0"),
+            _sentence("The table sets the rates.", "EIM31240#c1.p1", role="detail"),
+        ]
+    )
+    assert outcome.correct and not outcome.answer_ok and not outcome.strict_correct
+    assert (outcome.answer_claims, outcome.answer_claims_on_gold) == (1, 0)
+    assert failure_reasons(outcome, STAGES)[0] == "not strictly right: no answer-part claim cites a gold or also_ok page"
+    # an also_ok page in the answer part is enough
+    assert _strict([_sentence("Cars get 45p a mile, 25p after 10,000 miles.", "EIM31230#c0.p1")]).answer_ok
+
+
+def test_strict_answer_counts_no_key_fact_past_word_350():
+    filler = " ".join(["word"] * 345)
+    late = _strict(
+        [_sentence(filler + " cars.", "EIM31240#c1.p1"), _sentence("Cars get 45p, then 25p after 10,000.", "EIM31240#c1.p2", role="detail")]
+    )
+    # "Cars get 45p," ends at word 349: only 45p is inside the window -> 1 of 3 facts, below half
+    assert late.key_facts_found == ["45p", "25p", "10,000"]
+    assert late.key_facts_in_reply_window == ["45p"]
+    assert not late.answer_ok
+    assert "1/3 key facts within the first 350 words" in failure_reasons(late, STAGES)[0]
+    # half the facts (2 of 3, rounded up is not needed: 2*2 >= 3) within the window passes
+    early = _strict([_sentence("Cars get 45p a mile for the first 10,000 miles.")])
+    assert early.answer_ok and early.strict_correct
+
+
+def test_strict_reply_reads_the_answer_part_before_the_detail_whatever_the_order():
+    filler = " ".join(["word"] * 400)
+    outcome = _strict([_sentence(filler, role="detail"), _sentence("Cars get 45p a mile, 25p after 10,000 miles.")])
+    assert outcome.key_facts_in_reply_window == ["45p", "25p", "10,000"]
+    assert (outcome.answer_words, outcome.reply_words) == (9, 409)
+
+
+def test_lead_facts_first_sentence_and_claim_precision():
+    filler = " ".join(["word"] * 58)
+    outcome = _strict(
+        [
+            _sentence("Mileage payments are tax-free up to the approved amount."),
+            _sentence(filler + " cars 45p, 25p after 10,000 miles.", "EIM99999#c0.p0"),
+        ]
+    )
+    # words 1-9 are the first sentence; 45p is word 69: past the 60-word lead
+    assert outcome.lead_facts == [] and not outcome.first_sentence_fact
+    assert (outcome.answer_claims, outcome.answer_claims_on_gold) == (2, 1)
+    first = _strict([_sentence("Cars get 45p a mile."), _sentence("Unrelated.", "EIM99999#c0.p0")])
+    assert first.lead_facts == ["45p"] and first.first_sentence_fact
+    m = aggregate([outcome, first], STAGES)
+    assert m.lead_facts == pytest.approx(1 / 6)
+    assert m.claim_precision == pytest.approx(2 / 4)
+    assert m.first_sentence_fact == 0.5
+    assert m.answer_words_median == (outcome.answer_words + first.answer_words) / 2 == (9 + 64 + 5 + 1) / 2
+
+
+def test_strict_headline_counts_refusals_of_the_right_category_only():
+    refuse = EvalQuestion(id="R", question="VAT?", expect="refuse", refusal="out_of_scope")
+    right = score_result(refuse, _refused("out_of_scope"), latency_ms=1.0, facts=checkable_facts)
+    wrong = score_result(refuse, _refused("malformed"), latency_ms=1.0, facts=checkable_facts)
+    refused_answerable = score_result(_answerable(), _refused("low_coverage"), latency_ms=1.0, facts=checkable_facts)
+    good = _strict([_sentence("Cars get 45p a mile for the first 10,000 miles.")])
+    loose = _strict([_sentence("Mileage is covered elsewhere.", "EIM99999#c0.p0")])
+    m = aggregate([right, wrong, refused_answerable, good, loose], STAGES)
+    assert (m.strict_correct, m.answerable_ok, m.correct) == (2, 1, 3)
+    assert m.strict_accuracy == pytest.approx(2 / 5)
+    assert not refused_answerable.answer_ok and refused_answerable.answer_words == 0

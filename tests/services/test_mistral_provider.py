@@ -167,3 +167,55 @@ def test_nothing_to_select_or_stitch_costs_no_model_call(standin, settings):
     assert standin.chat_requests() == []
 
 
+
+
+# ---------------------------------------------------------------- answer shape and the clamp
+
+
+def test_stitch_asks_for_the_answer_shape_and_clamps_a_long_reply(standin, settings):
+    long = {"sentences": [{"text": f"Sentence {n}: the approved amount for cars is 45p a mile.", "citations": ["EIM90001#c0.p0"]} for n in range(9)]}
+    standin.chat_replies.append(json.dumps(long))
+    draft = mistral.stitch(QUERY, SELECTION, settings)
+    assert [s.text.split(":")[0] for s in draft.sentences] == [f"Sentence {n}" for n in range(6)]
+    assert all(s.role == "answer" for s in draft.sentences)
+    system = standin.chat_requests()[0]["messages"][0]["content"]
+    assert "Answer first" in system and "At most\nsix short plain sentences" in system and "120 words" in system
+
+
+def test_stitch_clamps_an_answer_past_the_word_cap(standin, settings):
+    wordy = " ".join(["the approved amount for cars"] * 20)  # 100 words a sentence
+    reply = {"sentences": [{"text": f"{wordy} is 45p.", "citations": ["EIM90001#c0.p0"]}] * 3}
+    standin.chat_replies.append(json.dumps(reply))
+    assert len(mistral.stitch(QUERY, SELECTION, settings).sentences) == 1  # 102 words; a second would make 204 > 180
+
+
+def _paraphrase_run(standin, settings, text: str, model_verdict: str = "supported"):
+    """A paraphrased reply from the stand-in, stitched then verified (the model approves it)."""
+    standin.chat_replies.append(json.dumps({"sentences": [{"text": text, "citations": ["EIM90001#c0.p0"]}]}))
+    draft = mistral.stitch(QUERY, SELECTION, settings)
+    standin.chat_replies.append(json.dumps({"verdicts": [{"index": 0, "verdict": model_verdict, "reason": "model"}]}))
+    [sentence] = mistral.verify(QUERY, draft, SELECTION, settings)
+    return sentence
+
+
+def test_a_paraphrase_keeping_figures_and_key_terms_is_supported(standin, settings):
+    # reordered and shortened: not a quote, but every figure and term is in the cited paragraph
+    sentence = _paraphrase_run(standin, settings, "For cars, the approved amount for the first 10,000 business miles is 45p a mile.")
+    assert sentence.verdict == "supported" and sentence.reason == "model"
+
+
+def test_a_paraphrase_that_swaps_a_key_term_is_held_to_partially_supported(standin, settings):
+    # six of its seven terms are in the cited text (over 80% of the words): the old clamp passed
+    # it; "vans" is a key term the paragraph does not state
+    sentence = _paraphrase_run(standin, settings, "For vans, the approved amount for the first 10,000 business miles is 45p a mile.")
+    assert sentence.verdict == "partially_supported" and "van" in sentence.reason
+
+
+def test_a_paraphrase_that_changes_a_figure_is_held_to_contradicted(standin, settings):
+    sentence = _paraphrase_run(standin, settings, "For cars, the approved amount for the first 12,000 business miles is 45p a mile.")
+    assert sentence.verdict == "contradicted" and "12000" in sentence.reason and "10000" in sentence.reason
+
+
+def test_a_paraphrase_with_a_figure_the_paragraph_lacks_is_unsupported(standin, settings):
+    sentence = _paraphrase_run(standin, settings, "For cars, the approved amount for the first 10,000 business miles is 45p a mile from 2016.")
+    assert sentence.verdict in {"unsupported", "contradicted"} and "2016" in sentence.reason

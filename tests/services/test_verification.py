@@ -3,6 +3,8 @@ a differing figure or a flipped 'not' is a contradiction."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from services.stages.text import checkable_facts
@@ -124,3 +126,142 @@ def test_a_heading_counts_as_cited_text_only_for_the_paragraph_under_it() -> Non
     assert verdicts[0] == "supported" and verdicts[1] != "supported"
     assert check_claim("SMP is taxable", [under])[0] != "supported"  # without the heading the words are not there
     assert check_claim("SMP is taxable", [under], ["SMP is taxable"])[0] == "supported"
+
+
+# ---------------------------------------------------------------- real pages (../shared/corpus)
+#
+# Rendered claims (not verbatim quotes) checked against the paragraphs the parser makes of
+# real EIM pages: one test per verdict label, and the low-faithfulness refusal reached.
+
+
+def _real_selection(corpus_dir, *sections: str) -> SelectionResult:
+    from tests.ingest_worker.test_parser import chunks_of  # noqa: PLC0415  (parses a real page)
+
+    return SelectionResult(
+        pages=[PageBundle(section_id=s, score=1.0, chunks=chunks_of(corpus_dir, s).chunks) for s in sections]
+    )
+
+
+def _scraped_table(corpus_dir, section: str, contains: str, pid: str) -> Paragraph:
+    """A table of a real page as the 2014 scrape stores it (cells joined " | ", rows by line),
+    before any repair at ingest: its cells may be glued ("First 10,000After that", "45p25p")."""
+    import lxml.html  # noqa: PLC0415
+
+    from tests.conftest import EIM  # noqa: PLC0415
+
+    body = json.loads((corpus_dir / EIM / f"{section.lower()}.json").read_text())["details"]["body"]
+    root = lxml.html.fragment_fromstring(body, create_parent="div")
+    for table in root.iter("table"):
+        rows = [" | ".join(" ".join(td.text_content().split()) for td in tr.iter("td")) for tr in table.iter("tr")]
+        text = "\n".join(r for r in rows if r.strip(" |"))
+        if contains in text:
+            return Paragraph(id=pid, kind="table", text=text)
+    raise AssertionError(f"no table of {section} holds {contains!r}")
+
+
+MILEAGE_TABLE = "EIM31240#c2.p0"  # "Kind of vehicle | Business miles | 2011-12 onwards\nCar or van | First 10,000After that | 45p25p ..."
+ROW_RENDERED = "Car or van, 2011-12 onwards: first 10,000 business miles 45p, after that 25p"
+
+
+def _check_real(corpus_dir, claim: str, pid: str) -> tuple[str, str]:
+    selection = _real_selection(corpus_dir, pid.split("#")[0])
+    draft = Draft(sentences=[DraftSentence(text=claim, citations=[pid])])
+    [out] = verify(Query(id="q", question="q", manual="m"), draft, selection, Settings())
+    return out.verdict, out.reason
+
+
+def test_real_verbatim_quote_is_supported_as_quoted(corpus_dir) -> None:
+    quote = "The legislation exempts from tax the first £8,000 of removal expenses and benefits to which Section 271 ITEPA 2003 applies."
+    assert _check_real(corpus_dir, quote, "EIM03103#c0.p0") == ("supported", "quoted")
+
+
+def test_real_table_row_rendering_is_supported_by_its_table_glued_or_repaired(corpus_dir) -> None:
+    # as the parser gives the page (repaired at ingest or not)
+    verdict, reason = _check_real(corpus_dir, ROW_RENDERED, MILEAGE_TABLE)
+    assert verdict == "supported" and reason.startswith("rendered:"), reason
+    verdict, _ = _check_real(corpus_dir, "Motor cycle, 2011-12 onwards: all business miles 24p", MILEAGE_TABLE)
+    assert verdict == "supported"
+    # as the 2014 scrape stored it, cells glued: the normalised figures still match
+    scraped = _scraped_table(corpus_dir, "EIM31240", "2011-12 onwards", MILEAGE_TABLE)
+    assert "First 10,000After that | 45p25p" in scraped.text
+    verdict, reason = check_claim(ROW_RENDERED, [scraped], ["From 2011-12"])
+    assert verdict == "supported" and reason.startswith("rendered:"), reason
+    verdict, reason = check_claim(ROW_RENDERED.replace("45p", "40p"), [scraped], ["From 2011-12"])
+    assert verdict == "contradicted" and "45p" in reason
+
+
+def test_real_rendering_with_a_changed_figure_is_contradicted(corpus_dir) -> None:
+    verdict, reason = _check_real(corpus_dir, ROW_RENDERED.replace("45p", "40p"), MILEAGE_TABLE)
+    assert verdict == "contradicted" and reason == f"says 40p where {MILEAGE_TABLE} says 45p"
+    verdict, reason = _check_real(corpus_dir, ROW_RENDERED.replace("10,000", "12,000"), MILEAGE_TABLE)
+    assert verdict == "contradicted" and "says 12000" in reason and "10000" in reason
+    # a changed amount in a shortened sentence
+    verdict, reason = _check_real(corpus_dir, "The first £10,000 of removal expenses is exempt from tax.", "EIM03103#c0.p0")
+    assert verdict == "contradicted" and "8000" in reason
+
+
+def test_real_rendering_with_a_figure_the_page_lacks_is_unsupported(corpus_dir) -> None:
+    # a figure added to a rendered row that the cited paragraph never states, with nothing to
+    # contradict (no other date in the row): unsupported, not partially supported
+    verdict, reason = _check_real(corpus_dir, ROW_RENDERED + " from 6 April 2016", MILEAGE_TABLE)
+    assert verdict == "unsupported" and reason == f"2016-04-06 not in {MILEAGE_TABLE}"
+    # the right figure cited to the wrong paragraph of the same page
+    verdict, _ = _check_real(corpus_dir, ROW_RENDERED, "EIM31240#c0.p0")
+    assert verdict == "unsupported"
+
+
+def test_real_rendering_with_terms_the_page_lacks_is_partially_supported(corpus_dir) -> None:
+    verdict, reason = _check_real(corpus_dir, "Car or van, 2011-12 onwards: 45p per business mile for charity volunteers", MILEAGE_TABLE)
+    assert verdict == "partially_supported" and "chariti" in reason and "volunt" in reason
+    # shortened with every term kept: supported
+    assert _check_real(corpus_dir, "The first £8,000 of removal expenses and benefits is exempt from tax.", "EIM03103#c0.p0")[0] == "supported"
+
+
+def test_real_rendering_that_flips_the_rule_is_contradicted(corpus_dir) -> None:
+    verdict, reason = _check_real(corpus_dir, "National Insurance contributions are not payable on SMP.", "EIM76360#c1.p3")
+    assert verdict == "contradicted" and "negation" in reason
+
+
+def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(corpus_dir) -> None:
+    from services.stages import verification  # noqa: PLC0415
+
+    selection = _real_selection(corpus_dir, "EIM31240", "EIM03103")
+    query = Query(id="q", question="How much per mile is tax-free?", manual="m")
+
+    def state_for(*claims: tuple[str, str]):
+        from shared.contracts.pipeline import PipelineState  # noqa: PLC0415
+
+        draft = Draft(sentences=[DraftSentence(text=t, citations=[pid]) for t, pid in claims])
+        return PipelineState(query=query, selection=selection, draft=draft)
+
+    good = verification.step(state_for((ROW_RENDERED, MILEAGE_TABLE)), Settings())
+    assert good.refusal is None and good.verification.faithfulness == 1.0
+
+    bad = verification.step(
+        state_for(
+            (ROW_RENDERED.replace("45p", "40p"), MILEAGE_TABLE),
+            ("Motor cycle, 2011-12 onwards: all business miles 24p", MILEAGE_TABLE),
+            ("The first £10,000 of removal expenses is exempt from tax.", "EIM03103#c0.p0"),
+        ),
+        Settings(),
+    )
+    assert bad.verification.faithfulness == pytest.approx(1 / 3)
+    assert bad.refusal is not None and bad.refusal.category == "low_coverage"
+    assert bad.refusal.evidence["verdicts"] == {"contradicted": 2, "supported": 1}
+    assert bad.refusal.evidence["floor"] == Settings().verification.faithfulness_floor
+
+
+def test_real_rendering_of_cells_the_scrape_glued_together_is_supported(corpus_dir) -> None:
+    # EIM65920's table as scraped lists "Basic allowanceAttendance allowanceSpecial
+    # responsibility allowance...": the rendered row names one of the glued cells ("special"
+    # is nowhere else in the table)
+    table = _scraped_table(corpus_dir, "EIM65920", "Type of payment", "EIM65920#c1.p0")
+    assert "allowanceSpecial responsibility" in table.text
+    claim = "Special responsibility allowance: these allowances are taxable as earnings from the office held by the recipient (see EIM00510 onwards)."
+    verdict, reason = check_claim(claim, [table])
+    assert verdict == "supported", reason
+    # a cell the table does not list is not
+    verdict, reason = check_claim(claim.replace("Special", "Mayoral"), [table])
+    assert verdict == "partially_supported" and "mayor" in reason
+    # the page as the parser gives it supports the same rendering
+    assert _check_real(corpus_dir, claim, "EIM65920#c1.p0")[0] == "supported"
