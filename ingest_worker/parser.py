@@ -39,10 +39,10 @@ SKIP_TAGS = {"script", "style", "template"}
 MARKDOWN_LINK = re.compile(r"\[([^\]\[]{1,200})\]\(([^)\s]{1,500})\)")
 MARKDOWN_BOLD = re.compile(r"\*\*|__")
 MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s*")
-# A markdown bullet: "* " opening a line, or "*" and two or more spaces inside one (the
-# scrape ran list items into the paragraph before them). A footnote star ("45p*") is
-# followed by at most one space, so it stays.
-MARKDOWN_BULLET = re.compile(r"^\s*\*\s+|\s*\*[ \t\u00a0]{2,}")
+# A markdown bullet: "* " opening a line or after a colon ("such as: * trades"), or "*" and
+# two or more spaces inside a line (the scrape ran list items into the paragraph before
+# them). A footnote star ("£3 million* and") or a product ("100,000 * 180/235") stays.
+MARKDOWN_BULLET = re.compile(r"^\s*\*\s+|\s*\*[ \t\u00a0]{2,}|(?<=:)\s*\*\s")
 BULLET = "\u2022"  # where a markdown bullet stood, until split_bullets makes it a list item
 GLUED_REFERENCE = re.compile(r"(?<=[a-z])(?=(?:EIM|BIM|SAM)\d{4})")
 SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")

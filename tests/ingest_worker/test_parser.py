@@ -197,7 +197,16 @@ def test_split_glued_row(cells: list[str], rows: list[list[str]]) -> None:
 
 def test_footnote_star_is_not_a_bullet() -> None:
     assert clean_text("rate 45p* applies")[0] == "rate 45p* applies"
+    assert clean_text("Salary 100,000 * 180/235 = 76,595")[0] == "Salary 100,000 * 180/235 = 76,595"  # a product
     assert clean_text("first*   second")[0] == "first \u2022 second"
+    assert clean_text("concerns such as: * trades")[0] == "concerns such as: \u2022 trades"
+
+
+def test_a_bullet_after_a_colon_starts_an_item(corpus_dir: Path) -> None:
+    # EIM32575: "... applies to the employees of concerns such as: * trades"
+    texts = [(b.kind, b.text) for b in blocks_of(corpus_dir, "EIM32575")]
+    assert ("li", "trades") in texts or any(k == "li" and t.startswith("trades") for k, t in texts)
+    assert not any("* " in t for _, t in texts)
 
 
 def test_titles_lose_their_entities() -> None:
