@@ -5,16 +5,20 @@ terms over its text and title, a bonus when the title names the question's subje
 close its best chunk is to the question's embedding, and how much the other candidates link
 to it; recall-greedy keeps every page near the best one.
 
-Stitching scores every sentence and table row of the kept pages, takes the best, and then
-what each needs to be read right (the list a colon introduces, the sentence next to it in
-its paragraph when that scores well too, "This is taxable under ...", a row's header and the
-note its table points to). Each claim is a verbatim quote citing exactly one paragraph:
-consecutive sentences of one paragraph make one claim; a sentence the 2014 scrape split over
-paragraphs is scored as one but quoted paragraph by paragraph; a heading that states a rule
-("SMP is taxable") is quoted with the id of the paragraph under it. The answer is a budget of
-sentences; the next-best sentences above the same floor follow it as "detail" (up to a word
-budget), so a reader sees the rule first and the conditions and figures after. Grounded by
-construction; verification still checks every claim (services.stages.verification).
+Stitching scores every sentence and table row of the kept pages (a row reads as a sentence
+with its column headers) for the question: its words (idf-weighted, the asking sentence
+counting double), whether it gives the kind of thing the question asks for (a figure, a
+ruling, a date or period, a definition), worked examples and illustrations counting less
+unless asked for; the eight best candidates are then re-ranked by their own MiniLM
+similarity to the question. The answer part is the best unit with what it needs to be read
+right (a list intro with its items, an item with its intro, "This is taxable under ..."),
+then the units scoring near it from the two best pages, in the manual's order: at most six
+claims and about 120 words. The detail follows, the next units above the floor, the whole
+reply within 350 words. Each claim cites exactly one paragraph: consecutive sentences of one
+paragraph make one claim; a sentence the 2014 scrape split over paragraphs is scored as one
+but quoted paragraph by paragraph; a heading that states a rule ("SMP is taxable") is quoted
+with the id of the paragraph under it; a rendered row cites its table. Verification checks
+every claim (services.stages.verification).
 """
 
 from __future__ import annotations
