@@ -746,15 +746,17 @@ def _wordset(text: str) -> frozenset[str]:
 
 
 def repeats(unit: Unit, chosen: list[Unit]) -> bool:
-    """Whether a sentence says what a quoted one of its page says, but for its figures (a page
-    repeats its worked example for each run of tax years); table rows never repeat each other,
-    and two pages that say it with different figures are both quoted (the conflict check
-    needs them)."""
+    """Whether a sentence says what a quoted one says: on its own page, but for its figures (a
+    page repeats its worked example for each run of tax years); on another page, with the same
+    figures. Table rows never repeat each other, and two pages that say it with different
+    figures are both quoted (the conflict check needs them)."""
     if unit.row is not None:
         return any(unit.text == c.text for c in chosen)
     mine = _wordset(unit.text)
-    return any(
-        c.row is None and c.page_rank == unit.page_rank and mine and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= SAME_STATEMENT
+    return bool(mine) and any(
+        c.row is None
+        and (c.page_rank == unit.page_rank or checkable_facts(c.text) == checkable_facts(unit.text))
+        and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= SAME_STATEMENT
         for c in chosen
     )
 

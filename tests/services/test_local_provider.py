@@ -235,6 +235,8 @@ def test_a_page_does_not_repeat_its_example_for_each_run_of_years_but_two_pages_
     assert repeats(again, [first])
     assert not repeats(other_page, [first])  # the conflict check needs both pages' statements
     assert not repeats(different, [first])
+    same_elsewhere = _units(Paragraph(id="EIM2#c0.p0", text="Employees with two employments add their business miles together."), page_rank=1)[0]
+    assert repeats(same_elsewhere, [different])  # another page saying the same with the same figures adds nothing
 
 
 def test_period_tables_are_looked_up_by_the_questions_tax_year_and_amounts_are_not_keys() -> None:
