@@ -268,6 +268,7 @@ MEANING_CANDIDATES = 8  # answer candidates embedded per question (8 short sente
 MEANING_WEIGHT = 1.0
 MEANING_CACHE = 20000  # sentence vectors remembered across questions
 _MEANING: dict[tuple[str, str], np.ndarray] = {}
+TABLE_ROWS = 4  # rows of one table in the answer part (a row looked up by the asker's figure aside)
 ANSWER_PAGES = 2  # the answer part quotes the pages selection ranked first; the others go to the detail
 REPLY_WORDS = 350  # answer and detail together
 DETAIL_PER_PAGE = 4  # units the detail takes from one page
@@ -745,6 +746,13 @@ def _wordset(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if not any(ch.isdigit() for ch in t))
 
 
+def table_full(unit: Unit, chosen: list[Unit]) -> bool:
+    """Whether the answer already quotes TABLE_ROWS rows of this row's table: its other rows are
+    detail (the answer says what the question asks, not the whole table), unless this row is
+    the one the asker's own figure looks up."""
+    return unit.row is not None and not unit.looked_up and sum(c.paragraph.id == unit.paragraph.id for c in chosen) >= TABLE_ROWS
+
+
 def repeats(unit: Unit, chosen: list[Unit]) -> bool:
     """Whether a sentence says what a quoted one says: on its own page, but for its figures (a
     page repeats its worked example for each run of tax years); on another page, with the same
@@ -901,6 +909,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
             break
         i = position[id(unit)]
         if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()]):
+            continue
+        if table_full(unit, [*lead_part.values(), *rest.values()]):
             continue
         _, words = answer_size({})
         if words >= ANSWER_WORDS:

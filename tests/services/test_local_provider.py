@@ -485,3 +485,15 @@ def test_both_pages_selection_ranks_first_are_quoted_in_the_answer(slice_setting
         first_two = [p.section_id for p in state.selection.pages[:2]]
         cited = {section_of(s.citations[0]) for s in state.draft.sentences if s.role == "answer"}
         assert set(first_two) <= cited, (question, first_two, cited)  # each had only the other page's claims
+
+
+def test_the_answer_quotes_a_few_rows_of_a_table_not_the_whole_table() -> None:
+    from services.providers.local import TABLE_ROWS, table_full
+
+    rows = "\n".join(["Kind | Rate", *(f"Kind {n} | {n}p" for n in range(1, TABLE_ROWS + 3))])
+    units = _units(Paragraph(id="EIM1#c0.p0", kind="table", text=rows), Paragraph(id="EIM1#c0.p1", text="A rule."))
+    assert not table_full(units[TABLE_ROWS], units[:TABLE_ROWS - 1])
+    assert table_full(units[TABLE_ROWS], units[:TABLE_ROWS])
+    units[TABLE_ROWS].looked_up = True  # the row the asker's own figure picks always may go in
+    assert not table_full(units[TABLE_ROWS], units[:TABLE_ROWS])
+    assert not table_full(units[-1], units[:TABLE_ROWS])  # a sentence is never held back by a table
