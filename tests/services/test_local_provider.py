@@ -24,7 +24,7 @@ def test_lookup_picks_the_band_a_number_falls_in_or_the_last_key_below_it() -> N
     assert _lookup_rows(CO2_TABLE, []) == set()
 
 
-def test_lexicon_holds_general_tax_vocabulary_not_eval_wording() -> None:
+def test_lexicon_holds_general_tax_vocabulary_not_eval_wording(corpus_dir) -> None:  # noqa: ANN001
     import json
     import re
     from pathlib import Path
@@ -36,10 +36,12 @@ def test_lexicon_holds_general_tax_vocabulary_not_eval_wording() -> None:
     assert "tips troncs" not in expansions("the tipster")  # whole words only
     assert expansions("What is the official rate of interest?") == []
     # no entry matches the wording of a question of the team's eval sets
-    eval_dir = Path(__file__).resolve().parents[3] / "shared" / "eval"
+    eval_dir = corpus_dir.parent / "eval"
     held_out = Path(__file__).resolve().parents[1] / "evaluation" / "heldout_questions.jsonl"
-    files = [eval_dir / "questions.jsonl", held_out] if (eval_dir / "questions.jsonl").is_file() else [held_out]
-    questions = [json.loads(line)["question"] for f in files for line in f.read_text().splitlines() if line.strip()]
+    files = [eval_dir / "questions.jsonl", eval_dir / "dialogs.jsonl", held_out]
+    rows = [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
+    questions = [q for row in rows for q in [row.get("question", ""), *(t.get("question", "") for t in row.get("turns", []))] if q]
+    assert len(questions) > 60
     for lay, _ in LAY_TO_MANUAL:
         pattern = re.compile(rf"\b(?:{lay})\b", re.I)
         assert not [q for q in questions if pattern.search(q)], lay
