@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ingest_worker.chunker import build_chunks, chunk_embed_text
 from ingest_worker.crawler import CrawlError, CrawlResult, run_crawl, section_path
-from ingest_worker.parser import parse_body
+from ingest_worker.parser import clean_title, parse_body
 from ingest_worker.progress import Progress
 from ingest_worker.xrefs import RawRef, build_graph, edge_counts, extract_refs, resolve
 from shared.config import Settings
@@ -52,7 +52,7 @@ CHUNKS = "chunks.jsonl"
 REFS = "refs.json"
 XREFS = "xrefs.json"
 GRAPH = "graph.json"
-FORMAT = 4  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings)
+FORMAT = 5  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings; 5: scrape repairs)
 
 
 class IngestError(RuntimeError):
@@ -191,7 +191,7 @@ def body_hash(manual_title: str, crumb_titles: list[str], title: str, body: str)
 def _page_fields(document: dict, section: str, manual: str, titles: dict[str, str]) -> tuple[Page, str, list[str]]:
     details = document["details"]
     crumbs = [str(c["section_id"]).upper() for c in details.get("breadcrumbs") or [] if isinstance(c, dict) and c.get("section_id")]
-    title = str(document.get("title") or section)
+    title = clean_title(str(document.get("title") or section))
     updated = document.get("public_updated_at") or document.get("updated_at")
     if not updated:
         raise ValueError("no public_updated_at")
@@ -203,7 +203,7 @@ def _page_fields(document: dict, section: str, manual: str, titles: dict[str, st
         public_updated_at=updated,
         breadcrumbs=crumbs,
     )
-    return page, str(details.get("body") or ""), [titles.get(c) or c for c in crumbs]
+    return page, str(details.get("body") or ""), [clean_title(titles.get(c) or c) for c in crumbs]
 
 
 def refs_by_page(generation: Generation | None) -> dict[str, list[RawRef]]:

@@ -6,10 +6,19 @@ contains so cross-references can point at the exact paragraph that links. Markdo
 from the 2014 scrape (``**bold**``, ``[EIM123](/guidance/...)``) are cleaned into plain text,
 keeping the markdown link's target as an href. The scrape also split many sentences over
 several <p> (one per wrapped source line); ``join_split_sentences`` glues them back.
+
+Other scrape damage repaired here, so every stage and every citation reads the same text:
+markdown bullets left inside paragraphs ("cars and vans*   motor cycles") become list items
+(``split_bullets``, after the joins, so an item wrapped over two <p> stays whole), markdown
+heading marks ("### Class") go, a reference glued to its word ("seeEIM13760") gets its space
+back, table cells whose line breaks were lost ("First 10,000After that" beside "45p25p")
+become one row per line (``split_glued_row``), and titles lose their HTML entities
+(``clean_title``).
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Literal
 
@@ -29,7 +38,18 @@ SKIP_TAGS = {"script", "style", "template"}
 
 MARKDOWN_LINK = re.compile(r"\[([^\]\[]{1,200})\]\(([^)\s]{1,500})\)")
 MARKDOWN_BOLD = re.compile(r"\*\*|__")
+MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s*")
+# A markdown bullet: "* " opening a line or after a colon ("such as: * trades"), or "*" and
+# two or more spaces inside a line (the scrape ran list items into the paragraph before
+# them). A footnote star ("£3 million* and") or a product ("100,000 * 180/235") stays.
+MARKDOWN_BULLET = re.compile(r"^\s*\*\s+|\s*\*[ \t\u00a0]{2,}|(?<=:)\s*\*\s")
+BULLET = "\u2022"  # where a markdown bullet stood, until split_bullets makes it a list item
+GLUED_REFERENCE = re.compile(r"(?<=[a-z])(?=(?:EIM|BIM|SAM)\d{4})")
 SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+# Where a table cell's lost line break glued two lines: a word run into a capitalised word
+# ("10,000After", "allowanceAttendance"; not "McQuade"), or a figure run into a figure
+# ("45p25p", "20%25%", "100£50").
+CELL_GLUE = re.compile(r"(?<!\bMc)(?<!\bMac)(?<=[a-z0-9%)])(?=[A-Z][a-z])|(?<=\d[p%])(?=\u00a3?\d)|(?<=\d)(?=\u00a3\d)")
 
 # A paragraph ends a sentence with . ! ? : ; (maybe followed by closing quotes/brackets).
 SENTENCE_END = re.compile(r"[.!?:;][)\]\"'\u2019\u201d\u00bb]*$")
@@ -67,8 +87,16 @@ def clean_text(raw: str) -> tuple[str, list[str]]:
     hrefs = [m.group(2) for m in MARKDOWN_LINK.finditer(raw)]
     text = MARKDOWN_LINK.sub(r"\1", raw)
     text = MARKDOWN_BOLD.sub("", text)
-    lines = [SPACES.sub(" ", line).strip() for line in text.split("\n")]
-    return "\n".join(line for line in lines if line), hrefs
+    text = GLUED_REFERENCE.sub(" ", text)
+    lines = [MARKDOWN_HEADING.sub("", line) for line in text.split("\n")]
+    lines = [SPACES.sub(" ", MARKDOWN_BULLET.sub(f" {BULLET} ", line)).strip() for line in lines]
+    return "\n".join(line for line in lines if line and line != BULLET), hrefs
+
+
+def clean_title(raw: str) -> str:
+    """A page title as a reader sees it: entities decoded ("employer&#x2019;s" -> "employer's"),
+    spaces collapsed."""
+    return " ".join(html.unescape(raw).split())
 
 
 def _inline_text(element: etree._Element, skip: tuple[etree._Element, ...] = ()) -> str:
@@ -105,6 +133,25 @@ def _block(kind: BlockKind, raw: str, hrefs: list[str]) -> Block | None:
     return Block(kind=kind, text=text, hrefs=hrefs + markdown_hrefs)
 
 
+def _cell_text(cell: etree._Element) -> str:
+    """A cell on one line: its lines (and bullets) joined by "; ", or by a space after a colon."""
+    lines = [line.strip() for line in clean_text(_inline_text(cell))[0].replace(BULLET, "\n").split("\n") if line.strip()]
+    return "".join(line if not i else (" " if lines[i - 1].endswith(":") else "; ") + line for i, line in enumerate(lines))
+
+
+def split_glued_row(cells: list[str]) -> list[list[str]]:
+    """A row whose cells lost their line breaks, as the rows it stood for: when the glued cells
+    split into the same number of lines, one row per line (a cell that does not split is
+    repeated: "Car or van | First 10,000After that | 45p25p" -> "Car or van | First 10,000 | 45p"
+    and "Car or van | After that | 25p"); otherwise each glued cell's lines joined by "; "."""
+    pieces = [[p.strip() for p in CELL_GLUE.split(c) if p.strip()] or [c] for c in cells]
+    counts = {len(p) for p in pieces if len(p) > 1}
+    if len(counts) == 1 and sum(len(p) > 1 for p in pieces) >= 2:
+        k = counts.pop()
+        return [[p[line] if len(p) == k else p[0] for p in pieces] for line in range(k)]
+    return [["; ".join(p) if len(p) <= 6 and all(len(x) <= 60 for x in p) else c for p, c in zip(pieces, cells, strict=True)]]
+
+
 def _table_text(table: etree._Element) -> str:
     """One line per row, cells joined by ' | '; empty rows dropped (EIM31240 has several)."""
     rows = []
@@ -112,9 +159,9 @@ def _table_text(table: etree._Element) -> str:
     if caption is not None:
         rows.append(" ".join(clean_text(_inline_text(caption))[0].split()))
     for tr in table.iter("tr"):
-        cells = [" ".join(clean_text(_inline_text(cell))[0].split()) for cell in tr if cell.tag in ("td", "th")]
+        cells = [_cell_text(cell) for cell in tr if cell.tag in ("td", "th")]
         if any(cells):
-            rows.append(" | ".join(cells))
+            rows += [" | ".join(row) for row in split_glued_row(cells)]
     return "\n".join(rows)
 
 
@@ -260,6 +307,23 @@ def join_split_sentences(blocks: list[Block]) -> list[Block]:
     return joined
 
 
+def split_bullets(blocks: list[Block]) -> list[Block]:
+    """Each markdown bullet left in a paragraph or list item starts a list item of its own;
+    a link goes with the piece that names its target (else with the first piece)."""
+    out: list[Block] = []
+    for block in blocks:
+        if BULLET not in block.text or block.kind in ("table", "pre"):
+            out.append(block)
+            continue
+        pieces = [(i, p.strip()) for i, p in enumerate(block.text.split(BULLET)) if p.strip()]
+        made = [Block(kind=block.kind if i == 0 else "li", text=p, hrefs=[], group=block.group) for i, p in pieces]
+        for href in block.hrefs:
+            target = href.rstrip("/").rsplit("/", 1)[-1].split("#")[-1].upper()
+            next((b for b in made if target and target in b.text.upper()), made[0]).hrefs.append(href)
+        out += made
+    return out
+
+
 def parse_body(html: str) -> list[Section]:
     """The body's sections in document order; the first one (no headings) holds any preamble.
     Sections without blocks (a heading directly followed by a sub-heading) are dropped."""
@@ -268,4 +332,4 @@ def parse_body(html: str) -> list[Section]:
     root = lxml.html.fragment_fromstring(html, create_parent="div")
     walker = _Walker()
     walker.container(root)
-    return [s.model_copy(update={"blocks": join_split_sentences(s.blocks)}) for s in walker.sections if s.blocks]
+    return [s.model_copy(update={"blocks": split_bullets(join_split_sentences(s.blocks))}) for s in walker.sections if s.blocks]

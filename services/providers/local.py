@@ -5,29 +5,35 @@ terms over its text and title, a bonus when the title names the question's subje
 close its best chunk is to the question's embedding, and how much the other candidates link
 to it; recall-greedy keeps every page near the best one.
 
-Stitching scores every sentence and table row of the kept pages, takes the best, and then
-what each needs to be read right (the list a colon introduces, the sentence next to it in
-its paragraph when that scores well too, "This is taxable under ...", a row's header and the
-note its table points to). Each claim is a verbatim quote citing exactly one paragraph:
-consecutive sentences of one paragraph make one claim; a sentence the 2014 scrape split over
-paragraphs is scored as one but quoted paragraph by paragraph; a heading that states a rule
-("SMP is taxable") is quoted with the id of the paragraph under it. The answer is a budget of
-sentences; the next-best sentences above the same floor follow it as "detail" (up to a word
-budget), so a reader sees the rule first and the conditions and figures after. Grounded by
-construction; verification still checks every claim (services.stages.verification).
+Stitching scores every sentence and table row of the kept pages (a row reads as a sentence
+with its column headers) for the question: its words (idf-weighted, the asking sentence
+counting double), whether it gives the kind of thing the question asks for (a figure, a
+ruling, a date or period, a definition), worked examples and illustrations counting less
+unless asked for; the eight best candidates are then re-ranked by their own MiniLM
+similarity to the question. The answer part is the best unit with what it needs to be read
+right (a list intro with its items, an item with its intro, "This is taxable under ..."),
+then the units scoring near it from the two best pages, in the manual's order: at most six
+claims and about 120 words. The detail follows, the next units above the floor, the whole
+reply within 350 words. Each claim cites exactly one paragraph: consecutive sentences of one
+paragraph make one claim; a sentence the 2014 scrape split over paragraphs is scored as one
+but quoted paragraph by paragraph; a heading that states a rule ("SMP is taxable") is quoted
+with the id of the paragraph under it; a rendered row cites its table. Verification checks
+every claim (services.stages.verification).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
 from shared.config import Settings
+from shared.embeddings import base_embedder
 from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
@@ -251,12 +257,21 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
 
 # ---- stitching ------------------------------------------------------------------------
 
-MAX_UNITS = 20  # sentences and table rows quoted in the answer, counting the context each pulls in
-DETAIL_WORDS = 450  # words of detail quoted after the answer
-DETAIL_PER_PAGE = 6  # the detail may say more of one page than the answer (a one-page answer has its conditions there)
-PER_PAGE = 4  # sentences chosen on their own score from one page
-LEAD_PAGE_EXTRA = 2  # the best page may give more
-LEAD_PAGES = 4  # the best sentence of each of the first pages goes in (two pages on one rule)
+ANSWER_CLAIMS = 6  # the answer part: at most this many claims
+ANSWER_WORDS = 120  # ... and about this many words
+ANSWER_WORDS_CAP = 180  # the lead alone (a rule with its list) may run to this
+ANSWER_FLOOR = 0.6  # an answer claim scores at least this share of the lead; the rest is detail
+FOLLOWING_UNITS = 3  # units after the lead in its chunk ...
+FOLLOWING_FACTOR = 1.6  # ... weighed up for the answer part (its conditions)
+LEAD_STANDALONE = 0.8  # the lead may give way to a unit scoring this share of it that reads on its own
+MEANING_CANDIDATES = 8  # answer candidates embedded per question (8 short sentences: ~50 ms here)
+MEANING_WEIGHT = 1.0
+MEANING_CACHE = 20000  # sentence vectors remembered across questions
+_MEANING: dict[tuple[str, str], np.ndarray] = {}
+TABLE_ROWS = 4  # rows of one table in the answer part (a row looked up by the asker's figure aside)
+ANSWER_PAGES = 2  # the answer part quotes the pages selection ranked first; the others go to the detail
+REPLY_WORDS = 350  # answer and detail together
+DETAIL_PER_PAGE = 4  # units the detail takes from one page
 RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
 NEIGHBOUR_FLOOR = 0.8  # a sentence next to a quoted one in its paragraph joins that claim above this share of the floor
 PAGE_DECAY = 0.35  # how fast a page's place in the selection lowers its sentences' scores
@@ -302,9 +317,12 @@ class Unit:
     parts: list[tuple[Paragraph, str]]
     page_rank: int
     order: tuple[int, int, int]  # chunk position, paragraph index, unit index
-    row: int | None = None  # table row (0 = the header)
+    row: int | None = None  # table row (0 = the header, never quoted on its own)
     score: float = 0.0
     heading: bool = False  # the chunk's heading, quoted with the id of the paragraph under it
+    cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
+    example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
+    looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
 
     @property
     def text(self) -> str:
@@ -342,8 +360,15 @@ def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> lis
         if paragraph.kind == "heading":
             continue
         if paragraph.kind == "table":
-            rows = [r for r in paragraph.text.splitlines() if r.strip()]
-            units += [Unit([(paragraph, r)], page_rank, (chunk.position, p_index, i), row=i) for i, r in enumerate(rows)]
+            rows = _rows(paragraph)
+            header = rows[0] if has_header(rows) else ""
+            label = ""
+            for i, r in enumerate(rows):
+                first = r.split("|")[0].strip()
+                label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
+                if i or not header:
+                    text = render_row(header, r if first else f"{label} {r}")
+                    units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, cells=r))
             continue
         for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
             last = units[-1] if units else None
@@ -444,6 +469,46 @@ def _rows(paragraph: Paragraph) -> list[str]:
     return [r for r in paragraph.text.splitlines() if r.strip()]
 
 
+def _lower_first(text: str) -> str:
+    """'Business miles' -> 'business miles'; an acronym or a reference ('PAYE', 'EIM13505') stays."""
+    return text[:1].lower() + text[1:] if text[:2].istitle() or (len(text) == 1 and text.isupper()) else text
+
+
+_DATA_CELL = re.compile(r"^\(?[\u00a3$]?\s?[\d,.]+\s?(?:%|p)?\)?$|\u00a3\s?\d")
+
+
+def has_header(rows: list[str]) -> bool:
+    """Whether a table's first row names its columns: not when one of its cells is an amount
+    ("cost of whole premises | 300,000"), as in the manual's worked computations."""
+    return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
+
+
+SHORT_CELL_WORDS = 5  # a cell this short reads after its header without a colon ("business miles first 10,000")
+
+
+def render_row(header: str, row: str) -> str:
+    """A table row as one sentence with its column headers, so it reads on its own:
+    "Car or van | First 10,000 | 45p" under "Kind of vehicle | Business miles | 2011-12 onwards"
+    -> "Car or van: business miles first 10,000, 2011-12 onwards 45p." Every word and figure
+    is the table's own (the verifier checks it against the table's paragraph)."""
+    heads = [h.strip() for h in header.split("|")]
+    cells = [c.strip() for c in row.split("|")]
+    if len(cells) < 2:
+        return row
+    if len(heads) != len(cells):
+        heads = [""] * len(cells)  # a caption or a ragged row: the cells alone
+    said = []
+    for head, cell in zip(heads[1:], cells[1:], strict=True):
+        if not cell:
+            continue
+        short = len(cell.split()) <= SHORT_CELL_WORDS
+        said.append(f"{_lower_first(head)}{' ' if short else ': '}{_lower_first(cell) if short else cell}" if head else cell)
+    if not said:
+        return cells[0]
+    text = (f"{cells[0]}: " if cells[0] else "") + ("; " if any(":" in x for x in said) else ", ").join(said)
+    return text if _TERMINAL.search(text) else text + "."
+
+
 def _table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
     return any(p.kind == "table" and _lookup_rows(_rows(p), numbers, when) for p in chunk.paragraphs)
 
@@ -487,6 +552,78 @@ def _scored_text(units: list[Unit], i: int) -> str:
     return " ".join([units[i].text, *(units[j].text for j in list_items(units, i))])
 
 
+# ---- what a question asks for, and what a sentence gives -------------------------------
+
+QuestionKind = Literal["date", "figure", "yes_no", "definition", "other"]
+
+_ASKS_DATE = re.compile(
+    r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I
+)
+_ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are)|meaning of|defin(?:e|ed|ition))\b", re.I)
+_ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
+_ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked|for instance)\b", re.I)
+# What a sentence gives: a ruling ("is taxable", "is exempt", "no charge"), a time limit,
+# a definition. A question of one kind is answered first by a sentence of that kind.
+_RULING = re.compile(
+    r"\b(?:(?:not )?(?:taxable|chargeable|exempt(?:ion)?|liable)|no (?:tax|charge|liability|benefit)|tax[- ]free|"
+    r"(?:is|are) (?:not )?(?:treated as )?(?:earnings|employment income|a benefit)|does not apply|applies|must|cannot|can)\b",
+    re.I,
+)
+_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
+_DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
+# An illustration rather than the rule: a case the courts decided ("In Laidler v Perry
+# (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
+# "You make enquiries and find ...", "Mr A ...").
+_ILLUSTRATION = re.compile(
+    r"\b[A-Z][\w&'.]*(?: [A-Z&][\w&'.]*)* v\.? [A-Z][\w&'.]*(?: [\w&'.]+){0,4} \(\d+\s?TC\s?\d+\)|\btells you\b|(?i:^you (?:make|find|discover|ask|receive)\b)|"
+    r"(?i:^(?:an?|one|for|by way of) (?:example|illustration)\b|^for instance\b)|\b(?:Mr|Mrs|Ms|Miss)\.? [A-Z]\b|\b(?:employee|employer|company|director) [A-Z]\b(?![\w-])",
+)
+# A sentence that leans on the one before it cannot open an answer.
+_DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
+KIND_BONUS = 0.25  # a sentence of the kind the question asks for
+
+
+def _years_only(facts: frozenset[str]) -> set[str]:
+    """Tax years and dates among shared facts: a year in common does not make an example the asker's case."""
+    return {f for f in facts if re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", f)}
+EXAMPLE_FACTOR = 0.6  # a worked example answers only a question that asks for one
+
+
+def is_illustration(text: str) -> bool:
+    """Whether a sentence illustrates (a decided case, a story told to the reader) rather than states a rule."""
+    return bool(_ILLUSTRATION.search(text))
+
+
+def question_kind(question: str) -> QuestionKind:
+    """What the (first part of the) question asks for: a date or period ("when", "how long",
+    "deadline"), a figure ("how much", "what rate", "limit"), yes or no with the rule ("is it
+    taxable", "can I"), a definition ("what counts as"), or something else."""
+    parts = question_parts(question)
+    first = parts[0] if parts else question
+    if _ASKS_DATE.search(first):
+        return "date"
+    if _RATE_INTENT.search(first):
+        return "figure"
+    if _ASKS_DEFINITION.search(first) and not _ASKS_YES_NO.match(first.strip()):
+        return "definition"
+    if _ASKS_YES_NO.match(first.strip()) or re.search(r"\b(?:is|are) (?:it|this|that|they) (?:taxable|taxed|exempt|a benefit)\b", first, re.I):
+        return "yes_no"
+    return "other"
+
+
+def gives(kind: QuestionKind, text: str, facts: frozenset[str]) -> bool:
+    """Whether a sentence gives what a question of ``kind`` asks for."""
+    if kind == "figure":
+        return any(_is_figure(f) for f in facts)
+    if kind == "date":
+        return bool(_TIME_LIMIT.search(text)) or any(re.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?", f) for f in facts)
+    if kind == "yes_no":
+        return bool(_RULING.search(text))
+    if kind == "definition":
+        return bool(_DEFINES.search(text))
+    return False
+
+
 def score_units(query: Query, selection: SelectionResult, settings: Settings) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages, scored for the question."""
     index = CorpusIndex.open(settings, query.manual)
@@ -495,6 +632,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
     q_facts = checkable_facts(query.question)
     q_numbers, q_when = _lookup_numbers(query.question), _lookup_date(query.question)
     q_amounts = _amounts(query.question)
+    kind = question_kind(query.question)
+    wants_example = bool(_ASKS_EXAMPLE.search(query.question))
     vector = query_vector(index, query.question) if settings.retrieval.use_vectors else None
     out: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
@@ -502,6 +641,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
         place = 0  # the unit's place in page order
         title = _title(index, bundle.section_id)
         previous = title
+        example_page = bool(_EXAMPLE.search(title))
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
             heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
@@ -509,6 +649,12 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
             context = set(terms(" ".join(chunk.heading_path[-2:])))
             chunk_sim = _similarity(index, chunk.id, vector) if vector is not None else 0.0
             units = chunk_units(chunk, rank, heading)
+            example_chunk = example_page or any(_EXAMPLE.search(h) for h in chunk.heading_path[-2:])
+            in_example = example_chunk
+            for unit in units:
+                if unit.paragraph.text.lstrip().lower().startswith("example"):
+                    in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
+                unit.example = in_example or is_illustration(unit.text)
             lookups = {p.id: _lookup_rows(_rows(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = _scored_text(units, i)
@@ -528,10 +674,16 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings) ->
                     score += FIGURE_BONUS  # the limit the asker's own amount is measured against
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
                     score += LOOKUP_ROW_BONUS
-                if unit.row and names_row(weights, unit.text):
+                    unit.looked_up = True
+                if unit.row and names_row(weights, unit.cells):
                     score += ROW_LABEL_BONUS
+                if gives(kind, text, facts):
+                    score += KIND_BONUS
                 if unit.row is None and is_signpost(unit.text):
                     score *= SIGNPOST_FACTOR
+                # an example is the answer only when asked for, or when it works the asker's own figures
+                if unit.example and not wants_example and not (facts & q_facts - _years_only(facts & q_facts)):
+                    score *= EXAMPLE_FACTOR
                 unit.score = score
             if rate_question and rank < RATE_TABLE_PAGES:
                 # A rate question on a leading page with a rate table about the question's
@@ -567,10 +719,7 @@ def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
     neighbour in its paragraph, a table row's header and the note the table refers to."""
     unit, out = units[i], []
     if unit.row is not None:
-        if unit.row:
-            out += [j for j in range(i - 1, -1, -1) if units[j].paragraph.id == unit.paragraph.id and units[j].row == 0][:1]
-        header = next((units[j] for j in out), unit)
-        if _SEE_NOTE.search(header.text):
+        if _SEE_NOTE.search(_rows(unit.paragraph)[0]):
             later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
             out += [j for j in later if units[j].page_rank == unit.page_rank and _NOTE.match(units[j].text)][:1]
         return out
@@ -597,16 +746,25 @@ def _wordset(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if not any(ch.isdigit() for ch in t))
 
 
+def table_full(unit: Unit, chosen: list[Unit]) -> bool:
+    """Whether the answer already quotes TABLE_ROWS rows of this row's table: its other rows are
+    detail (the answer says what the question asks, not the whole table), unless this row is
+    the one the asker's own figure looks up."""
+    return unit.row is not None and not unit.looked_up and sum(c.paragraph.id == unit.paragraph.id for c in chosen) >= TABLE_ROWS
+
+
 def repeats(unit: Unit, chosen: list[Unit]) -> bool:
-    """Whether a sentence says what a quoted one of its page says, but for its figures (a page
-    repeats its worked example for each run of tax years); table rows never repeat each other,
-    and two pages that say it with different figures are both quoted (the conflict check
-    needs them)."""
+    """Whether a sentence says what a quoted one says: on its own page, but for its figures (a
+    page repeats its worked example for each run of tax years); on another page, with the same
+    figures. Table rows never repeat each other, and two pages that say it with different
+    figures are both quoted (the conflict check needs them)."""
     if unit.row is not None:
         return any(unit.text == c.text for c in chosen)
     mine = _wordset(unit.text)
-    return any(
-        c.row is None and c.page_rank == unit.page_rank and mine and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= SAME_STATEMENT
+    return bool(mine) and any(
+        c.row is None
+        and (c.page_rank == unit.page_rank or checkable_facts(c.text) == checkable_facts(unit.text))
+        and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= SAME_STATEMENT
         for c in chosen
     )
 
@@ -638,52 +796,162 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[Draft
     return claims
 
 
+def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
+    """The least a unit needs to be read right, within ``room`` words: a list intro with as many
+    of its items as fit (none fitting: the intro is not quoted alone), a list item with its
+    intro, a sentence opening "This"/"It" with the sentence before it, and the "This is
+    taxable ..." after it when that fits too; None when it cannot fit."""
+    unit = units[i]
+    items = list_items(units, i)
+    if items:
+        taken: list[int] = []
+        for j in items:
+            if _word_count(units[k] for k in [i, *taken, j]) > room:
+                break
+            taken.append(j)
+        return [i, *taken] if taken else None
+    need = [i]
+    intro = list_intro(units, i) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
+    if intro is not None:
+        need.append(intro)
+    if unit.row is None and _ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
+        need.append(i - 1)
+    if _word_count(units[k] for k in need) > room:
+        return None
+    verdict = i + 1  # "... a bonus of £7,500. This is taxable under Section 62": the verdict on it
+    if verdict < len(units) and units[verdict].row is None and units[verdict].paragraph.id == unit.last_paragraph.id and _ANAPHOR.match(units[verdict].text):
+        if _word_count(units[k] for k in [*need, verdict]) <= room:
+            need.append(verdict)
+    return need
+
+
+def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings) -> list[Unit]:
+    """The best few answer candidates re-scored by how close each one's own meaning is to the
+    question's (MiniLM, sentence by sentence): the lexical score finds the candidates, the
+    embedding tells the sentence that answers from the one that only shares its words. Only
+    MEANING_CANDIDATES are embedded, so the cost stays a few tens of milliseconds."""
+    index = CorpusIndex.open(settings, query.manual)
+    candidates = [u for u in ranked if u.page_rank < ANSWER_PAGES or u.looked_up][:MEANING_CANDIDATES]
+    fresh = [u.text for u in candidates if (index.manual, u.text) not in _MEANING]
+    if fresh:
+        for text, vector in zip(fresh, base_embedder(settings).embed(fresh), strict=True):
+            _MEANING[(index.manual, text)] = vector
+        while len(_MEANING) > MEANING_CACHE:
+            _MEANING.pop(next(iter(_MEANING)))
+    question = query_vector(index, query.question)
+    for unit in candidates:
+        unit.score += MEANING_WEIGHT * max(0.0, float(np.dot(_MEANING[(index.manual, unit.text)], question)))
+    return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
+
+
+def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSentence]:
+    """The answer's claims: the run of adjacent units around the lead (a list item with the
+    items and intro quoted next to it) in the manual's order, then the rest in the manual's order."""
+    chosen = {**lead, **rest}
+    run = set(lead)
+    for step in (-1, 1):
+        j = (min(run) if step < 0 else max(run)) + step
+        while j in chosen and chosen[j].page_rank == chosen[min(lead)].page_rank:
+            run.add(j)
+            j += step
+    return claims_of({j: chosen[j] for j in run}) + claims_of({j: u for j, u in chosen.items() if j not in run})
+
+
 def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
+    """The answer part: the best-scoring unit first (scored for the kind of thing the question
+    asks), then what else scores near it, in the manual's order, within ANSWER_CLAIMS claims and
+    ANSWER_WORDS words; then the detail, the next units above the floor, so that the whole reply
+    stays within REPLY_WORDS."""
     units = score_units(query, selection, settings)
     if not units:
         return Draft(sentences=[])
     ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
-    floor = RELATIVE_FLOOR * ranked[0].score
-    chosen: dict[int, Unit] = {}
+    if settings.retrieval.use_vectors:
+        ranked = rerank_by_meaning(query, ranked, settings)
     position = {id(u): i for i, u in enumerate(units)}
-    per_page: dict[int, int] = {}
+    floor = RELATIVE_FLOOR * ranked[0].score
+    # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
+    # closing a chunk) never stands alone: it is not quoted.
+    ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)]))]
+    # a row keyed by the asker's own figure answers from whichever page holds its table
+    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES or u.looked_up] or ranked
+    # The lead reads on its own: the best unit that does not lean on the sentence before it,
+    # unless that one scores well below the best.
+    standalone = next((u for u in ranked_answer if u.row is not None or not _DEPENDENT.search(u.text)), ranked_answer[0])
+    if standalone.score >= LEAD_STANDALONE * ranked_answer[0].score:
+        ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
 
-    def take(unit: Unit) -> None:
-        if position[id(unit)] not in chosen:
-            chosen[position[id(unit)]] = unit
-            per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+    # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
+    lead_index = position[id(ranked_answer[0])]
+    lead = [j for j in [lead_index, *context_of(units, lead_index, floor)] if units[j].row is None or j == lead_index]
+    if _word_count(units[j] for j in lead) > ANSWER_WORDS_CAP or len(claims_of({j: units[j] for j in lead})) > ANSWER_CLAIMS:
+        lead = _minimal_context(units, lead_index, ANSWER_WORDS_CAP) or [lead_index]
+    lead_part = {j: units[j] for j in lead}
+    rest: dict[int, Unit] = {}
 
-    # First the best sentence of each leading page, then the best of the rest.
-    for rank in range(min(LEAD_PAGES, len(selection.pages))):
-        best = next((u for u in ranked if u.page_rank == rank), None)
-        if best is not None and best.score >= floor:
-            take(best)
-    for i in list(chosen):
-        for j in context_of(units, i, floor):
-            chosen.setdefault(j, units[j])
-    def fill(cost: Callable[[list[int]], int], budget: int, spent: int = 0, page_cap: int = PER_PAGE) -> None:
-        """Add the best remaining sentences above the floor, each with its context, while
-        their ``cost`` fits the ``budget`` (and at most ``page_cap`` of them from one page)."""
-        for unit in ranked:
-            if unit.score < floor or spent >= budget:
-                break
-            i = position[id(unit)]
-            cap = page_cap + (LEAD_PAGE_EXTRA if unit.page_rank == 0 else 0)
-            if i in chosen or per_page.get(unit.page_rank, 0) >= cap or repeats(unit, list(chosen.values())):
+    def answer_size(extra: dict[int, Unit]) -> tuple[int, int]:
+        claims = claims_of(lead_part) + claims_of({**rest, **extra})
+        return len(claims), sum(len(c.text.split()) for c in claims)
+
+    # The manual states a rule and then its conditions: the sentences right after the lead in
+    # its chunk are weighed up for the answer part.
+    after = max(lead_part)
+    follows = {
+        j for j in range(after + 1, min(after + 1 + FOLLOWING_UNITS, len(units)))
+        if units[j].page_rank == units[lead_index].page_rank and units[j].order[0] == units[lead_index].order[0]
+    }
+
+    def answer_score(u: Unit) -> float:
+        return u.score * (FOLLOWING_FACTOR if position[id(u)] in follows else 1.0)
+
+    for unit in sorted(ranked_answer[1:], key=lambda u: -answer_score(u)):
+        if answer_score(unit) < ANSWER_FLOOR * ranked_answer[0].score:
+            break
+        i = position[id(unit)]
+        if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()]):
+            continue
+        if table_full(unit, [*lead_part.values(), *rest.values()]):
+            continue
+        _, words = answer_size({})
+        if words >= ANSWER_WORDS:
+            break
+        for need in ([i, *context_of(units, i, floor)], _minimal_context(units, i, ANSWER_WORDS - words)):
+            if need is None:
                 continue
-            new = [i, *(j for j in context_of(units, i, floor) if j not in chosen)]
-            if spent + (price := cost(new)) <= budget:
-                spent += price
-                take(unit)
-                for j in new[1:]:
-                    chosen[j] = units[j]
+            extra = {j: units[j] for j in need if j not in lead_part}
+            claims, total = answer_size(extra)
+            if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS:
+                rest.update(extra)
+                break
+    # Each of the answer's pages says something in it (two pages on one rule are both quoted),
+    # within the hard caps.
+    for rank in range(min(ANSWER_PAGES, len(selection.pages))):
+        if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
+            continue
+        best = next((u for u in ranked_answer if u.page_rank == rank and u.score >= floor), None)
+        need = _minimal_context(units, position[id(best)], ANSWER_WORDS_CAP) if best is not None else None
+        if need is not None:
+            extra = {j: units[j] for j in need if j not in lead_part}
+            claims, total = answer_size(extra)
+            if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS_CAP:
+                rest.update(extra)
+    answer = lead_first(lead_part, rest)
 
-    # The answer: the budget counts what each sentence brings with it (a list intro's items,
-    # a row's header, a neighbour): one whose context would overrun it gives way to a shorter one.
-    fill(len, MAX_UNITS, spent=len(chosen))
-    answer = set(chosen)
-    # Then the detail: the next sentences above the floor, up to a word budget, shown after
-    # the answer (the manual's conditions, exceptions and figures a reader checks next).
-    fill(lambda new: _word_count(units[j] for j in new), DETAIL_WORDS, page_cap=DETAIL_PER_PAGE)
-    detail = {i: u for i, u in chosen.items() if i not in answer}
-    return Draft(sentences=claims_of({i: chosen[i] for i in answer}) + claims_of(detail, role="detail"))
+    # The detail: the next units above the floor with their context, the reply within REPLY_WORDS.
+    taken = {**lead_part, **rest}
+    room = REPLY_WORDS - sum(len(c.text.split()) for c in answer)
+    detail: dict[int, Unit] = {}
+    per_page: dict[int, int] = {}
+    for unit in ranked:
+        if unit.score < floor or room <= 0:
+            break
+        i = position[id(unit)]
+        if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= DETAIL_PER_PAGE or repeats(unit, [*taken.values(), *detail.values()]):
+            continue
+        need = [j for j in [i, *context_of(units, i, floor)] if j not in taken and j not in detail]
+        cost = _word_count(units[j] for j in need)
+        if cost <= room:
+            room -= cost
+            per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+            detail.update({j: units[j] for j in need})
+    return Draft(sentences=answer + claims_of(detail, role="detail"))
