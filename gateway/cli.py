@@ -7,13 +7,14 @@ import socket
 
 import uvicorn
 
+from shared.cli_common import Exit
+from shared.config import Settings
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import common_options  # noqa: PLC0415  (taxnav.cli imports this module)
 
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "serve",
-        parents=[common_options()],
+        parents=parents,
         help="start the gateway (HTTP API and web page)",
         description="Serve the HTTP API (/v1/...), the navigator page (/), the API documentation (/docs, "
         "works offline), /healthz, /readyz and /metrics. Prints the address once it listens; Ctrl+C stops it. "
@@ -43,15 +44,11 @@ class AnnouncingServer(uvicorn.Server):
             )
 
 
-def serve(args: argparse.Namespace) -> int:
-    from gateway.app import create_app  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415
+def serve(args: argparse.Namespace, settings: Settings) -> int:
+    from gateway.app import create_app  # noqa: PLC0415  (heavy: the whole pipeline; `taxnav --help` stays quick)
 
-    settings = get_settings()
     host = args.host or settings.gateway.host
     port = args.port or settings.gateway.port
-    from taxnav.cli import Exit  # noqa: PLC0415
-
     server = AnnouncingServer(uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning"))
     try:
         server.run()

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from ingest_worker.crawler import DirSource, is_url
+from shared.cli_common import Exit
+from shared.config import Settings
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import common_options
 
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "ingest",
-        parents=[common_options()],
+        parents=parents,
         help="crawl HMRC manuals into indexes and the cross-reference graph",
         description="Crawl manuals from the GOV.UK Content API (or a directory laid out like it) into a new "
         "index generation and swap it in atomically. Re-runs are incremental. Progress goes to stderr, one "
@@ -47,25 +50,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    import redis
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    # Deferred, heavy: the index, embedding and Celery stacks (`taxnav --help` stays quick).
+    import redis  # noqa: PLC0415
 
-    from ingest_worker.ingest import IngestError
-    from ingest_worker.runs import RunStart, recorded_ingest
-    from ingest_worker.tasks import locked_recorded_ingest
-    from shared.config import get_settings
-    from shared.embeddings import EmbeddingError
-    from shared.stores import uses_servers
-    from shared.stores.bm25 import Bm25Error
-    from shared.stores.vectors import VectorStoreError
-    from taxnav.cli import Exit
+    from ingest_worker.ingest import IngestError  # noqa: PLC0415
+    from ingest_worker.runs import RunStart, recorded_ingest  # noqa: PLC0415
+    from ingest_worker.tasks import locked_recorded_ingest, serve_schedule  # noqa: PLC0415
+    from shared.embeddings import EmbeddingError  # noqa: PLC0415
+    from shared.stores import uses_servers  # noqa: PLC0415
+    from shared.stores.bm25 import Bm25Error  # noqa: PLC0415
+    from shared.stores.vectors import VectorStoreError  # noqa: PLC0415
 
     expected = (IngestError, EmbeddingError, Bm25Error, VectorStoreError, ValidationError, OSError)
 
-    settings = get_settings()
     if args.schedule:
-        from ingest_worker.tasks import serve_schedule
-
+        # The worker's tasks are Celery's: like every worker process they build their settings
+        # from the environment, so this command's data dir reaches them that way.
+        os.environ["TAXNAV_DATA_DIR"] = str(settings.data_dir)
         return serve_schedule(settings)
     if args.limit is not None and args.limit < 1:
         print("taxnav ingest: --limit must be at least 1", file=sys.stderr)
@@ -109,8 +111,6 @@ def resolve_source(source: str, asked: list[str] | None, default: list[str]) -> 
     """The corpus root and the manuals to ingest. ``source`` may be the root (a folder of
     manuals) or one manual's own folder (it holds ``_manual.json``: its parent is the root).
     In a directory, every manual asked for must be there: the error lists the ones that are."""
-    from ingest_worker.crawler import DirSource, is_url
-
     folder = Path(source)
     if is_url(source) or not folder.is_dir():  # a server's manuals cannot be listed; a bad path fails as a run
         return source, default if asked is None else list(asked)

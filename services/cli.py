@@ -17,6 +17,9 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
+from services.errors import PipelineError
+from shared.cli_common import Exit
+from shared.config import Settings
 from shared.contracts.api import Citation, QuestionRequest, QuestionResult
 
 ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
@@ -112,19 +115,14 @@ def ingested_manuals(data_dir: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if serving_path(settings, p.name)) if root.is_dir() else []
 
 
-def run(args: argparse.Namespace) -> int:
-    from services.errors import PipelineError  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
-    from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415
-    from taxnav.cli import Exit  # noqa: PLC0415
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest_worker import ingest  # noqa: PLC0415  (heavy: the index stack; `taxnav --help` stays quick)
+    from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415  (heavy, as above)
 
-    if args.conversation:
-        from taxnav.chat import run_ask  # noqa: PLC0415
-
-        return run_ask(args)
-    settings = get_settings()
+    if args.conversation:  # a conversation's turn: the handler `taxnav chat` registered (taxnav/chat.py)
+        return args.conversation_turn(args, settings)
     manual = args.manual or settings.manual
-    available = ingested_manuals(settings.data_dir)
+    available = ingest.ingested_manuals(settings)
     if manual not in available:
         have = f"ingested here: {', '.join(available)}" if available else "none is ingested yet"
         print(f"taxnav ask: no index for manual {manual!r} in {settings.data_dir} ({have}); run `taxnav ingest` first", file=sys.stderr)
@@ -155,12 +153,10 @@ def run(args: argparse.Namespace) -> int:
     return Exit.REFUSED if result.status == "refused" else Exit.OK
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import Exit, common_options  # noqa: PLC0415
-
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "ask",
-        parents=[common_options()],
+        parents=parents,
         help="answer one question (embedded by default)",
         description="Answer one question from the index in the data directory: the answer's sentences, each "
         "with its source numbers and verification verdict, then the detail and the sources; or a typed "

@@ -11,27 +11,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from io import StringIO
 from typing import TextIO
+
+from rich.console import Console
+
+from services.cli import render, show
+from services.errors import PipelineError
+from services.results import make_store
+from shared.cli_common import Exit
+from shared.config import Settings
+from shared.contracts.conversation import ConversationQuestion
 
 NEW = "new"
 
 
-def _stores():  # noqa: ANN202  (the conversation store, the question store and the settings)
-    from services.conversation import make_conversation_store  # noqa: PLC0415
-    from services.results import make_store  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
-
-    settings = get_settings()
-    return make_conversation_store(settings), make_store(settings), settings
-
-
 def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
-    from io import StringIO  # noqa: PLC0415
-
-    from rich.console import Console  # noqa: PLC0415
-
-    from services.cli import render, show  # noqa: PLC0415
-    from services.conversation import conflict_options  # noqa: PLC0415
+    from services.conversation import conflict_options  # noqa: PLC0415  (heavy: the pipeline)
 
     head = f"[turn {turn.turn}, {turn.follow_up.kind.replace('_', ' ')}]"
     body = StringIO()  # the ask command's plain rendering (no terminal: no colours, one item a line)
@@ -42,22 +38,20 @@ def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
     return "\n".join(lines)
 
 
-def ask_turn(conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN201
-    from services.conversation import ask  # noqa: PLC0415
-    from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
+def ask_turn(settings: Settings, conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN201
+    from services.conversation import ask, make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
 
-    conversations, questions, settings = _stores()
+    conversations, questions = make_conversation_store(settings), make_store(settings)
     if conversation_id == NEW:
         conversation_id = conversations.create().id
     request = ConversationQuestion(question=question, condition=condition, manual=manual)
     return ask(conversations, conversation_id, request, settings, questions)
 
 
-def chat(lines: TextIO, out: TextIO, manual: str | None = None) -> int:
-    from services.conversation import conflict_options  # noqa: PLC0415
-    from services.errors import PipelineError  # noqa: PLC0415
+def chat(lines: TextIO, out: TextIO, settings: Settings, manual: str | None = None) -> int:
+    from services.conversation import conflict_options, make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
 
-    conversations, _, _ = _stores()
+    conversations = make_conversation_store(settings)
     cid = conversations.create().id
     print(f"conversation {cid} (one question per line; /choose N after a conflict; /new; Ctrl-D ends)", file=out)
     last = None
@@ -79,7 +73,7 @@ def chat(lines: TextIO, out: TextIO, manual: str | None = None) -> int:
             condition = options[int(choice) - 1].condition
             line = condition
         try:
-            last = ask_turn(cid, line, condition, manual)
+            last = ask_turn(settings, cid, line, condition, manual)
         except PipelineError as exc:
             print(f"error ({exc.kind}): {exc}", file=out)
             continue
@@ -88,27 +82,26 @@ def chat(lines: TextIO, out: TextIO, manual: str | None = None) -> int:
     return 0
 
 
-def run_chat(args: argparse.Namespace) -> int:
-    return chat(sys.stdin, sys.stdout, args.manual)
+def run_chat(args: argparse.Namespace, settings: Settings) -> int:
+    return chat(sys.stdin, sys.stdout, settings, args.manual)
 
 
-def run_ask(args: argparse.Namespace) -> int:
+def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     """`taxnav ask --conversation ID|new "question"` (services/cli.py hands over here)."""
-    from services.errors import PipelineError  # noqa: PLC0415
-    from shared.index import CollectionNotFound  # noqa: PLC0415
+    from shared.index import CollectionNotFound  # noqa: PLC0415  (heavy: the index stack)
 
     try:
-        turn = ask_turn(args.conversation, args.question, args.condition, args.manual)
+        turn = ask_turn(settings, args.conversation, args.question, args.condition, args.manual)
     except (PipelineError, CollectionNotFound) as exc:
         print(f"taxnav ask: {exc}", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     print(turn.model_dump_json(indent=2) if args.json else render_turn(turn) + f"\n(conversation {turn.conversation_id})")
-    return 0
+    return Exit.OK
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import common_options  # noqa: PLC0415
-
-    parser = subparsers.add_parser("chat", parents=[common_options()], help="one conversation in the terminal (stdin lines)")
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("chat", parents=parents, help="one conversation in the terminal (stdin lines)")
     parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual)")
     parser.set_defaults(func=run_chat)
+    # `taxnav ask --conversation` runs a turn here (services/cli.py cannot import this module).
+    subparsers.choices["ask"].set_defaults(conversation_turn=run_ask)

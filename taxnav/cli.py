@@ -1,34 +1,30 @@
 """`taxnav`: the product command line. Each subcommand lives beside the code it drives;
-this module only collects them (each module exposes ``register(subparsers)``)."""
+this module only collects them (each module exposes ``register(subparsers, parents)``) and
+hands each command the settings built from its options."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import importlib.util
-import os
 import sys
-from enum import IntEnum
 
+import gateway.cli
+import ingest_worker.cli
+import services.cli
+import taxnav.bench
+import taxnav.chat
+import taxnav.evaluation.cli
 from shared import __version__
+from shared.cli_common import Exit, common_options, settings_from
 
 SUBCOMMAND_MODULES = (
-    "ingest_worker.cli",  # taxnav ingest
-    "services.cli",  # taxnav ask
-    "taxnav.chat",  # taxnav chat (and ask --conversation)
-    "gateway.cli",  # taxnav serve
-    "taxnav.evaluation.cli",  # taxnav eval
-    "taxnav.bench",  # taxnav bench ingest|query
+    ingest_worker.cli,  # taxnav ingest
+    services.cli,  # taxnav ask
+    taxnav.chat,  # taxnav chat (and ask --conversation)
+    gateway.cli,  # taxnav serve
+    taxnav.evaluation.cli,  # taxnav eval
+    taxnav.bench,  # taxnav bench ingest|query|conversation|load|scale
 )
-
-
-class Exit(IntEnum):
-    """Exit codes every subcommand uses (listed in ``taxnav --help`` and the README)."""
-
-    OK = 0  # done; for `ask`: answered
-    ERROR = 1  # failed: unreachable source or Redis, a failed ingest, a model error
-    USAGE = 2  # bad arguments, unknown manual, no index yet (argparse also exits 2)
-    REFUSED = 3  # `ask` only: the question got a typed refusal (printed with its evidence)
 
 
 DESCRIPTION = """Tax Policy Navigator: citation-grounded answers over HMRC's Employment Income Manual.
@@ -56,25 +52,15 @@ Settings are TAXNAV_* environment variables (see .env.example).
 EXTRAS = {"eval": ("eval", ("matplotlib", "haystack"))}
 
 
-def common_options() -> argparse.ArgumentParser:
-    """Options every subcommand takes (pass as ``parents=[common_options()]``)."""
-    parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument(
-        "--data-dir",
-        default=None,
-        help="directory holding all state (env TAXNAV_DATA_DIR, default ./data)",
-    )
-    return parent
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="taxnav", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    parents = [common_options()]
+    for module in SUBCOMMAND_MODULES:
+        module.register(subparsers, parents)
     for listed in subparsers._choices_actions:  # `taxnav X --help` says at least what `taxnav --help` says of X
         command = subparsers.choices[listed.dest]
         if not command.description and listed.help:
@@ -97,13 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return Exit.USAGE
-    if getattr(args, "data_dir", None):
-        # Settings read the environment, so one assignment reaches every stage and worker.
-        os.environ["TAXNAV_DATA_DIR"] = args.data_dir
-        from shared.config import get_settings
-
-        get_settings.cache_clear()
-    return int(args.func(args) or 0)
+    return int(args.func(args, settings_from(args)) or 0)
 
 
 if __name__ == "__main__":

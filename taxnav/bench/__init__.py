@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from shared.config import Settings
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import common_options
 
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     bench = subparsers.add_parser("bench", help="run a benchmark (figures printed and written as JSON)")
     kinds = bench.add_subparsers(dest="bench_command", required=True)
 
@@ -24,9 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ingest.add_argument("--out", default="reports/bench-ingest.json", help="where to write the JSON figures")
     ingest.add_argument("--changed", type=int, default=10, help="pages to change for the incremental run")
     ingest.add_argument("--keep", action="store_true", help="keep the temporary data dir (its path is printed)")
-    ingest.set_defaults(func=_lazy("taxnav.bench.ingest"))
+    ingest.set_defaults(func=_lazy("taxnav.bench.ingest", takes_settings=False))
 
-    query = kinds.add_parser("query", parents=[common_options()], help="question latency and throughput")
+    query = kinds.add_parser("query", parents=parents, help="question latency and throughput")
     query.add_argument("--out", default="reports/bench-query.json", help="where to write the JSON figures")
     query.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
     query.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients for the throughput run")
@@ -34,13 +34,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument("--requests", type=int, default=None, help="requests in the throughput run (default 4 per question, >= 200)")
     query.set_defaults(func=_lazy("taxnav.bench.query"))
 
-    conversation = kinds.add_parser("conversation", parents=[common_options()], help="follow-up latency against first questions")
+    conversation = kinds.add_parser("conversation", parents=parents, help="follow-up latency against first questions")
     conversation.add_argument("--out", default="reports/bench-conversation.json", help="where to write the JSON figures")
     conversation.add_argument("--dialogs", default="../shared/eval/dialogs.jsonl", help="dialogs file (JSONL)")
     conversation.add_argument("--rounds", type=int, default=3, help="passes over the dialogs")
     conversation.set_defaults(func=_lazy("taxnav.bench.conversation"))
 
-    load = kinds.add_parser("load", parents=[common_options()], help="the gateway under 1..128 closed-loop clients: q/s, p50/p95/p99, errors by type, RSS")
+    load = kinds.add_parser("load", parents=parents, help="the gateway under 1..128 closed-loop clients: q/s, p50/p95/p99, errors by type, RSS")
     load.add_argument("--out", default="reports/bench-load.json", help="where to write the JSON figures")
     load.add_argument("--questions", default="../shared/eval/questions.jsonl", help="questions file (JSONL)")
     load.add_argument("--mode", choices=["embedded", "distributed", "both"], default="both")
@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load.add_argument("--seconds", type=float, default=8.0, help="seconds per client count")
     load.set_defaults(func=_lazy("taxnav.bench.load"))
 
-    scale = kinds.add_parser("scale", parents=[common_options()], help="ingest 1x/3x/10x the manual (renamed copies) and measure index, RSS and query latency")
+    scale = kinds.add_parser("scale", parents=parents, help="ingest 1x/3x/10x the manual (renamed copies) and measure index, RSS and query latency")
     scale.add_argument("--source", default="../shared/corpus", help="corpus directory (default ../shared/corpus)")
     scale.add_argument("--manual", default="employment-income-manual")
     scale.add_argument("--sizes", default="1,3,10", help="copies of the manual per run, comma-separated")
@@ -61,8 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scale.set_defaults(func=_lazy("taxnav.bench.scale"))
 
 
-def _lazy(module: str):  # noqa: ANN202
-    def run(args: argparse.Namespace) -> int:
-        return int(importlib.import_module(module).run(args) or 0)
+def _lazy(module: str, takes_settings: bool = True):  # noqa: ANN202
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        benchmark = importlib.import_module(module).run
+        return int((benchmark(args, settings) if takes_settings else benchmark(args)) or 0)
 
     return run

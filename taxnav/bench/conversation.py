@@ -15,21 +15,21 @@ import tempfile
 import time
 from pathlib import Path
 
+from shared.config import Settings
 from taxnav.bench.query import summary
 
 TARGET_EXTRA_MS = 20.0
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     from services.conversation import FileStore, ask  # noqa: PLC0415
     from services.results import MemoryStore  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415
     from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
     from taxnav.evaluation.dialogs import load_dialogs  # noqa: PLC0415
 
     dialogs = load_dialogs(Path(args.dialogs))
     with tempfile.TemporaryDirectory(prefix="taxnav-bench-conversations-") as folder:
-        settings = get_settings().model_copy(deep=True)
+        settings = settings.model_copy(deep=True)
         settings.mode = "embedded"
         settings.conversations.dir = Path(folder)
         store, questions = FileStore(settings), MemoryStore()

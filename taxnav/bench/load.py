@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 
 from services.workers import WorkerPool, purge
-from shared.config import Settings, get_settings
+from shared.config import Settings
 from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
 
 LEVELS = (1, 4, 16, 64, 128)
@@ -174,8 +174,7 @@ def print_row(mode: str, row: dict) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    settings = get_settings()
+def run(args: argparse.Namespace, settings: Settings) -> int:
     questions = load_questions(args.questions)
     levels = tuple(int(n) for n in args.clients.split(","))
     report: dict = {

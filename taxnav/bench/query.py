@@ -25,7 +25,7 @@ import httpx
 from services.dispatch import answer
 from services.results import MemoryStore, RedisStore
 from services.workers import WorkerPool, purge
-from shared.config import Settings, get_settings
+from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 
 WARMUP_TIMEOUT_S = 300.0  # first questions load the index and the embedder in every worker
@@ -124,8 +124,7 @@ def gateway_throughput(env: dict[str, str], data_dir: str, questions: list[str],
         stop_server(server)
 
 
-def run(args: argparse.Namespace) -> int:
-    settings = get_settings()
+def run(args: argparse.Namespace, settings: Settings) -> int:
     questions = load_questions(args.questions)
     clients, rounds = args.clients, args.rounds
     requests = args.requests or max(200, len(questions) * 4)

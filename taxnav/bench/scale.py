@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from ingest_worker.ingest import run_ingest, serving_path
-from shared.config import Settings, get_settings
+from shared.config import Settings
 from shared.embeddings import base_embedder
 from taxnav.bench.load import rss_mb
 from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
@@ -125,8 +125,7 @@ def measure_size(copies: int, args: argparse.Namespace, settings: Settings, work
     return row
 
 
-def run(args: argparse.Namespace) -> int:
-    settings = get_settings()
+def run(args: argparse.Namespace, settings: Settings) -> int:
     questions = load_questions(args.questions)[: args.limit_questions]
     sizes = [int(n) for n in args.sizes.split(",")]
     work = Path(tempfile.mkdtemp(prefix="taxnav-scale-", dir=args.work_dir))

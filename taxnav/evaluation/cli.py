@@ -8,21 +8,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from taxnav.evaluation.harness import VARIANTS, VariantError
+from services.errors import ProviderError
+from shared.cli_common import Exit
+from shared.config import Settings
+from taxnav.evaluation.dialogs import run_cli as run_dialogs
+from taxnav.evaluation.harness import VARIANTS, VariantError, run_eval
+from taxnav.evaluation.report import write_report
 from taxnav.evaluation.judge import JUDGES
-from taxnav.evaluation.scoring import REPLY_WINDOW_WORDS, QuestionsFileError
+from taxnav.evaluation.scoring import REPLY_WINDOW_WORDS, QuestionsFileError, load_questions
+from taxnav.evaluation.sweep import SweepError, run_sweep, write_sweep
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_QUESTIONS = REPO_ROOT.parent / "shared" / "eval" / "questions.jsonl"  # ../shared/eval
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "corpus"  # ../shared/corpus
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from taxnav.cli import common_options  # noqa: PLC0415  (taxnav.cli imports this module)
-
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "eval",
-        parents=[common_options()],
+        parents=parents,
         help="score the pipeline on an eval file (variants + Haystack peer)",
         description=__doc__,
     )
@@ -59,15 +63,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def run_sweep_command(args: argparse.Namespace) -> int:
-    from shared.config import get_settings  # noqa: PLC0415
-    from taxnav.evaluation.sweep import SweepError, run_sweep, write_sweep  # noqa: PLC0415
-
+def run_sweep_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
-        sweep = run_sweep(get_settings(), args.every)
+        sweep = run_sweep(settings, args.every)
     except SweepError as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     write_sweep(sweep, args.out)
     m = sweep.metrics
     print(
@@ -76,37 +77,30 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         f"answer words {m.answer_words_median:.0f} (reply {m.reply_words_median:.0f}), "
         f"median {m.median_latency_ms:.0f} ms; report in {args.out}"
     )
-    return 0
+    return Exit.OK
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.dialogs is not None:
-        from taxnav.evaluation.dialogs import run_cli  # noqa: PLC0415
-
-        return run_cli(args.dialogs, args.out)
+        return run_dialogs(args.dialogs, args.out, settings)
     if args.sweep and args.judge:
         print("taxnav eval: --judge applies to the eval file's answers, not to --sweep", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     if args.sweep:
-        return run_sweep_command(args)
+        return run_sweep_command(args, settings)
     if args.every != 1:
         print("taxnav eval: --every needs --sweep", file=sys.stderr)
-        return 2
-    from ingest_worker.ingest import IngestError  # noqa: PLC0415
-    from services.errors import ProviderError  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415
-    from taxnav.evaluation.harness import run_eval  # noqa: PLC0415
-    from taxnav.evaluation.report import write_report  # noqa: PLC0415
-    from taxnav.evaluation.scoring import load_questions  # noqa: PLC0415
+        return Exit.USAGE
+    from ingest_worker.ingest import IngestError  # noqa: PLC0415  (heavy: the index stack; `taxnav --help` stays quick)
 
     try:
         questions = load_questions(args.questions)
         run_result = run_eval(
-            questions, get_settings(), args.variants, source=args.source, progress=sys.stderr.isatty(), judge=args.judge
+            questions, settings, args.variants, source=args.source, progress=sys.stderr.isatty(), judge=args.judge
         )
     except (QuestionsFileError, VariantError, FileNotFoundError, IngestError, ProviderError) as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
-        return 2
+        return Exit.USAGE
     report = write_report(run_result, args.out, questions_file=args.questions.name)
     print(
         f"{report['n_questions']} questions; strict {report['strict_correct']}/{report['n_questions']} "

@@ -182,15 +182,14 @@ def write_dialog_report(dialogs_file: Path, settings: Settings, out_dir: Path, b
     return report
 
 
-def run_cli(dialogs_file: Path, out_dir: Path) -> int:
+def run_cli(dialogs_file: Path, out_dir: Path, settings: Settings) -> int:
     """`taxnav eval --dialogs FILE --out DIR`: dialogs.json and dialogs.md in DIR."""
     import sys  # noqa: PLC0415
 
-    from shared.config import get_settings  # noqa: PLC0415
     from shared.index import CollectionNotFound  # noqa: PLC0415
 
     try:
-        report = write_dialog_report(dialogs_file, get_settings(), out_dir)
+        report = write_dialog_report(dialogs_file, settings, out_dir)
     except (QuestionsFileError, CollectionNotFound) as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
         return 2

@@ -144,14 +144,8 @@ def test_a_cli_ingest_into_shared_servers_takes_the_lock_too(settings: Settings,
     monkeypatch.setenv("TAXNAV_REDIS_URL", REDIS_URL)
     monkeypatch.setenv("TAXNAV_CELERY__KEY_PREFIX", settings.celery.key_prefix)
     monkeypatch.setenv("TAXNAV_STORES__BACKEND", "servers")  # OpenSearch/Qdrant several machines write to
-    monkeypatch.setenv("TAXNAV_DATA_DIR", str(settings.data_dir))  # cli.main sets it; restored after the test
-    try:
-        # refused before any store or source is touched (neither exists here)
-        assert cli.main(["ingest", "--data-dir", str(settings.data_dir), "--source", "http://127.0.0.1:9", "--no-progress"]) == 1
-    finally:
-        from shared.config import get_settings  # noqa: PLC0415
-
-        get_settings.cache_clear()  # the next caller reads the restored environment
+    # refused before any store or source is touched (neither exists here)
+    assert cli.main(["ingest", "--data-dir", str(settings.data_dir), "--source", "http://127.0.0.1:9", "--no-progress"]) == 1
     assert "already in progress (run run-elsewhere host-b)" in capsys.readouterr().err
     assert [r.status for r in read_runs(settings.data_dir)] == ["refused"]
     assert read_runs(settings.data_dir)[0].trigger == "cli"

@@ -56,8 +56,7 @@ def _without_latencies(value):
     return value
 
 
-def _eval(monkeypatch, *args: str) -> int:
-    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")  # main() overwrites it; monkeypatch restores it
+def _eval(*args: str) -> int:
     return main(["eval", *args])
 
 
@@ -66,10 +65,10 @@ def slice_questions(tmp_path_factory) -> Path:
     return _questions_file(tmp_path_factory.mktemp("questions") / "small.jsonl", QUESTIONS)
 
 
-def test_eval_end_to_end_over_the_slice(slice_data_dir, slice_questions, tmp_path, monkeypatch, capsys):
+def test_eval_end_to_end_over_the_slice(slice_data_dir, slice_questions, tmp_path, capsys):
     out1, out2 = tmp_path / "r1", tmp_path / "r2"
     args = ["--data-dir", str(slice_data_dir), "--questions", str(slice_questions), "--variants", "full", "no_graph"]
-    assert _eval(monkeypatch, *args, "--out", str(out1)) == 0
+    assert _eval(*args, "--out", str(out1)) == 0
     assert "4 questions; strict " in capsys.readouterr().out
 
     report = json.loads((out1 / "report.json").read_text())
@@ -109,22 +108,22 @@ def test_eval_end_to_end_over_the_slice(slice_data_dir, slice_questions, tmp_pat
     assert (out1 / "recall_by_stage.png").read_bytes()[:4] == b"\x89PNG"
 
     # deterministic: the same data and settings give the same report, latencies aside
-    assert _eval(monkeypatch, *args, "--out", str(out2)) == 0
+    assert _eval(*args, "--out", str(out2)) == 0
     again = json.loads((out2 / "report.json").read_text())
     assert _without_latencies(again) == _without_latencies(report)
 
 
-def test_eval_rejects_a_bad_questions_file(tmp_path, monkeypatch, capsys):
+def test_eval_rejects_a_bad_questions_file(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "X", "question": "q", "expect": "refuse"}\n')
-    assert _eval(monkeypatch, "--data-dir", str(tmp_path / "data"), "--questions", str(bad), "--out", str(tmp_path / "o")) == 2
+    assert _eval("--data-dir", str(tmp_path / "data"), "--questions", str(bad), "--out", str(tmp_path / "o")) == 2
     assert "bad.jsonl:1: expect='refuse' needs a refusal category" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
-def test_eval_rejects_an_unknown_variant(tmp_path, monkeypatch, capsys):
+def test_eval_rejects_an_unknown_variant(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
-        _eval(monkeypatch, "--out", str(tmp_path / "o"), "--variants", "fastest")
+        _eval("--out", str(tmp_path / "o"), "--variants", "fastest")
     assert exc.value.code == 2 and "invalid choice: 'fastest'" in capsys.readouterr().err
 
 
@@ -156,8 +155,8 @@ def test_eval_ingests_when_the_data_dir_has_no_collection(tmp_path, monkeypatch,
     data = tmp_path / "data"
 
     args = ["--data-dir", str(data), "--source", str(tmp_path / "corpus"), "--questions", str(questions), "--variants", "full"]
-    assert _eval(monkeypatch, *args, "--out", str(tmp_path / "r1")) == 0
+    assert _eval(*args, "--out", str(tmp_path / "r1")) == 0
     first = json.loads((tmp_path / "r1" / "report.json").read_text())
     assert first["ingest"]["pages"] == 3 and first["peer"]["documents"] >= 3
-    assert _eval(monkeypatch, *args, "--out", str(tmp_path / "r2")) == 0  # second run reuses the index
+    assert _eval(*args, "--out", str(tmp_path / "r2")) == 0  # second run reuses the index
     assert "ingest" not in json.loads((tmp_path / "r2" / "report.json").read_text())

@@ -89,7 +89,6 @@ def _judge_every_claim(body: dict) -> str:
 
 def test_eval_with_the_judge_end_to_end_over_the_slice(slice_data_dir, standin, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(mistral, "RETRY_BACKOFF_S", 0.0)
-    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")
     monkeypatch.setenv("TAXNAV_MODELS__MISTRAL_API_KEY", standin.api_key)
     monkeypatch.setenv("TAXNAV_MODELS__MISTRAL_SERVER_URL", standin.base_url)
     standin.chat_handler = _judge_every_claim
@@ -110,7 +109,6 @@ def test_eval_with_the_judge_end_to_end_over_the_slice(slice_data_dir, standin, 
 
 
 def test_eval_judge_without_a_key_is_a_clear_error(slice_data_dir, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")
     monkeypatch.setenv("TAXNAV_MODELS__MISTRAL_API_KEY", "")
     questions = _questions_file(tmp_path / "q.jsonl", QUESTIONS[:1])
     args = ["eval", "--data-dir", str(slice_data_dir), "--questions", str(questions), "--variants", "full", "--judge", "mistral"]

@@ -49,8 +49,7 @@ def test_score_sweep_counts_the_own_page_only_in_the_answer_part():
     assert (m.answer_words_median, m.reply_words_median) == (4.0, 6.0)  # over the two answered: 4 and 4, 8 and 4
 
 
-def test_sweep_end_to_end_over_the_slice(slice_data_dir, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")  # main() overwrites it; monkeypatch restores it
+def test_sweep_end_to_end_over_the_slice(slice_data_dir, tmp_path, capsys):
     out = tmp_path / "sweep"
     assert main(["eval", "--data-dir", str(slice_data_dir), "--sweep", "--every", "4", "--out", str(out)]) == 0
     assert "sweep of " in capsys.readouterr().out
@@ -68,8 +67,7 @@ def test_sweep_end_to_end_over_the_slice(slice_data_dir, tmp_path, monkeypatch, 
     assert "| false refusals |" in md and "| own page in the answer part |" in md
 
 
-def test_sweep_without_a_collection_or_with_every_but_no_sweep_is_a_clear_error(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")
+def test_sweep_without_a_collection_or_with_every_but_no_sweep_is_a_clear_error(tmp_path, capsys):
     assert main(["eval", "--data-dir", str(tmp_path / "empty"), "--sweep", "--out", str(tmp_path / "o")]) == 2
     assert "no employment-income-manual collection" in capsys.readouterr().err
     assert main(["eval", "--data-dir", str(tmp_path / "empty"), "--every", "3", "--out", str(tmp_path / "o")]) == 2

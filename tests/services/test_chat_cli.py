@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.config import get_settings
+from shared.config import Settings
 from taxnav.chat import chat
 from taxnav.cli import main
 from tests.gateway.test_conversation_conflict import choice_settings  # noqa: F401  (the fixture)
@@ -20,12 +20,10 @@ MILEAGE = "How much can my employer pay me per mile, tax free, when I drive my o
 @pytest.fixture()
 def data_dir(slice_settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "collections").symlink_to(Path(slice_settings.data_dir) / "collections")
-    monkeypatch.setenv("TAXNAV_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("TAXNAV_DATA_DIR", str(tmp_path))  # what `taxnav` reads without --data-dir
     if slice_settings.ingest.embedding_cache_dir:
         monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(slice_settings.ingest.embedding_cache_dir))
-    get_settings.cache_clear()
-    yield tmp_path
-    get_settings.cache_clear()
+    return tmp_path
 
 
 def stored(data_dir: Path) -> list[dict]:
@@ -35,7 +33,7 @@ def stored(data_dir: Path) -> list[dict]:
 def test_chat_reads_each_line_as_a_turn_of_one_conversation(data_dir: Path):
     out = io.StringIO()
     lines = io.StringIO(f"{MILEAGE}\n\nAnd if I cycle instead?\n/choose 1\n")
-    assert chat(lines, out) == 0
+    assert chat(lines, out, Settings()) == 0
     text = out.getvalue()
     assert "[turn 1, first]" in text and "[turn 2, follow up]" in text
     assert "no option 1: the last turn offers 0" in text  # the last turn was no conflict: nothing asked
@@ -57,17 +55,13 @@ def test_ask_with_conversation_continues_it_and_unknown_ids_fail_cleanly(data_di
     assert "No conversation no-such-id" in capsys.readouterr().err
 
 
-def test_chat_chooses_a_conflict_option_by_number(choice_settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: F811
+def test_chat_chooses_a_conflict_option_by_number(choice_settings, tmp_path: Path):  # noqa: F811
     from tests.gateway.test_conversation_conflict import QUESTION  # noqa: PLC0415
 
-    monkeypatch.setenv("TAXNAV_DATA_DIR", str(choice_settings.data_dir))
-    monkeypatch.setenv("TAXNAV_CONVERSATIONS__DIR", str(tmp_path))
-    get_settings.cache_clear()
-    try:
-        out = io.StringIO()
-        assert chat(io.StringIO(f"{QUESTION}\n/choose 3\n/choose 1\n"), out) == 0
-    finally:
-        get_settings.cache_clear()
+    settings = choice_settings.model_copy(deep=True)
+    settings.conversations.dir = tmp_path
+    out = io.StringIO()
+    assert chat(io.StringIO(f"{QUESTION}\n/choose 3\n/choose 1\n"), out, settings) == 0
     text = out.getvalue()
     assert "Refused: conflict" in text and "/choose 2:" in text
     assert "no option 3: the last turn offers 2" in text

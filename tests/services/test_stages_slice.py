@@ -269,20 +269,11 @@ def test_finish_refuses_an_unfinished_state(slice_settings: Settings) -> None:
         finish(state, slice_settings)
 
 
-@pytest.fixture()
-def cli_env(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
-    """`taxnav` writes --data-dir into the environment: restore it (and the settings cache)."""
-    from shared.config import get_settings
+def test_cli_ask_prints_the_api_json(slice_settings: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from shared.cli_common import Exit
+    from taxnav.cli import main
 
-    monkeypatch.setenv("TAXNAV_DATA_DIR", "unset")
-    yield monkeypatch
-    get_settings.cache_clear()
-
-
-def test_cli_ask_prints_the_api_json(slice_settings: Settings, capsys: pytest.CaptureFixture[str], cli_env: pytest.MonkeyPatch) -> None:
-    from taxnav.cli import Exit, main
-
-    cli_env.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(slice_settings.ingest.embedding_cache_dir))
+    monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(slice_settings.ingest.embedding_cache_dir))
     assert main(["ask", "--data-dir", str(slice_settings.data_dir), "--json", MILEAGE]) == 0
     result = QuestionResult.model_validate(json.loads(capsys.readouterr().out))
     assert result.status == "answered" and result.citations
@@ -290,7 +281,7 @@ def test_cli_ask_prints_the_api_json(slice_settings: Settings, capsys: pytest.Ca
     assert "Refused: malformed" in capsys.readouterr().out
 
 
-def test_cli_ask_without_an_index_is_a_clear_error(tmp_path, capsys: pytest.CaptureFixture[str], cli_env: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_cli_ask_without_an_index_is_a_clear_error(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     from taxnav.cli import main
 
     assert main(["ask", "--data-dir", str(tmp_path), "How much is the van benefit?"]) == 2

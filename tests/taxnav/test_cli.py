@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ingest_worker.progress import Progress
+from shared.cli_common import Exit, settings_from
 from taxnav import cli
-from taxnav.cli import Exit
 from tests.conftest import EIM, small_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def test_version_and_help() -> None:
     done = taxnav("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"taxnav {version('taxnav')}"
     help_text = taxnav("--help").stdout
-    assert "register(subparsers)" not in help_text  # not the developer docstring
+    assert "register(subparsers" not in help_text  # not the developer docstring
     assert "citation-grounded answers" in help_text
     for code in Exit:
         assert re.search(rf"^\s+{int(code)}\s+\S", help_text, re.M), f"exit code {int(code)} not explained"
@@ -47,6 +47,32 @@ def test_every_subcommand_has_a_description() -> None:
     for name, sub in commands.choices.items():
         assert sub.description and len(sub.description) > 40, f"taxnav {name} --help has no description"
     assert "3 refused" in commands.choices["ask"].format_help()
+
+
+def test_data_dir_reaches_the_command_as_settings_not_through_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TAXNAV_DATA_DIR", str(tmp_path / "from-env"))
+    assert cli.main(["ask", "--data-dir", str(tmp_path / "from-option"), MILEAGE]) == Exit.USAGE  # no index there
+    assert str(tmp_path / "from-option") in capsys.readouterr().err
+    assert cli.main(["ask", MILEAGE]) == Exit.USAGE  # the option of the call before left nothing behind
+    assert str(tmp_path / "from-env") in capsys.readouterr().err
+
+
+def test_settings_from_the_options_keep_the_rest_of_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAXNAV_DATA_DIR", str(tmp_path / "from-env"))
+    monkeypatch.setenv("TAXNAV_RETRIEVAL__TOP_K", "5")
+    settings = settings_from(cli.build_parser().parse_args(["ask", "--data-dir", str(tmp_path / "from-option"), "q"]))
+    assert settings.data_dir == tmp_path / "from-option" and settings.retrieval.top_k == 5
+    assert settings_from(cli.build_parser().parse_args(["bench", "ingest"])).data_dir == tmp_path / "from-env"
+
+
+def test_each_package_command_module_loads_without_the_taxnav_command_line() -> None:
+    modules = ("gateway.cli", "services.cli", "ingest_worker.cli", "taxnav.chat", "taxnav.evaluation.cli", "taxnav.bench")
+    for module in modules:  # each first in a fresh interpreter: an import cycle would fail here
+        code = f"import sys, {module}; sys.exit('taxnav.cli' in sys.modules)"
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"{module}: {done.stderr or 'imports taxnav.cli'}"
 
 
 def test_usage_errors_exit_2() -> None:
