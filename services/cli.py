@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +17,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from shared.contracts.api import Citation, QuestionRequest, QuestionResult
+from shared.generation import ingested_manuals
 
 ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
 VERDICT_STYLES = {"supported": "green", "partially_supported": "yellow", "unsupported": "red", "contradicted": "bold red"}
@@ -103,15 +103,6 @@ def _page_line(page: dict[str, Any]) -> str:
     return " ".join(w for w in words if w)
 
 
-def ingested_manuals(data_dir: Path) -> list[str]:
-    from ingest_worker.ingest import COLLECTIONS, serving_path  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415
-
-    root = Path(data_dir) / COLLECTIONS
-    settings = get_settings()
-    return sorted(p.name for p in root.iterdir() if serving_path(settings, p.name)) if root.is_dir() else []
-
-
 def run(args: argparse.Namespace) -> int:
     from services.errors import PipelineError  # noqa: PLC0415
     from shared.config import get_settings  # noqa: PLC0415  (after --data-dir reached the env)
@@ -124,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         return run_ask(args)
     settings = get_settings()
     manual = args.manual or settings.manual
-    available = ingested_manuals(settings.data_dir)
+    available = ingested_manuals(settings)
     if manual not in available:
         have = f"ingested here: {', '.join(available)}" if available else "none is ingested yet"
         print(f"taxnav ask: no index for manual {manual!r} in {settings.data_dir} ({have}); run `taxnav ingest` first", file=sys.stderr)
