@@ -18,6 +18,7 @@ from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
 from shared.contracts.refusals import cited_paragraphs
 from shared.generation import ingested_manuals
+from shared.index import CorpusIndex
 
 StageStep = Callable[[PipelineState, Settings], PipelineState]
 
@@ -95,8 +96,6 @@ def ingested_others(settings: Settings, home: str) -> frozenset[str]:
 
 
 def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:
-    from shared.index import CorpusIndex  # noqa: PLC0415
-
     index = CorpusIndex.open(settings, manual)
     out = []
     for pid in paragraph_ids:
