@@ -12,6 +12,7 @@ from gateway.errors import ApiError
 from gateway.metrics import GatewayMetrics
 from services.results import QuestionStore
 from shared.config import Settings
+from shared.generation import InvalidManualName, canonical_manual, ingested_manuals
 
 if TYPE_CHECKING:
     from shared.index import CorpusIndex
@@ -38,8 +39,6 @@ def valid_manual(settings: Settings, manual: str | None) -> str:
     """The canonical name of a requested manual: the configured one when none is named (its
     index may still be missing: a 503 later), else one of the ingested manuals, or a typed
     422 (not a manual's name) / 404 (not ingested) listing the ingested ones."""
-    from shared.index import InvalidManualName, canonical_manual, ingested_manuals  # noqa: PLC0415
-
     try:
         configured = canonical_manual(settings.manual)
     except InvalidManualName as exc:  # a deployment mistake, not the client's

@@ -1,9 +1,5 @@
-"""Ingest one manual into a new index generation and swap it in atomically.
-
-    <data_dir>/collections/<manual>/current -> generations/<gen>     (symlink, replaced atomically)
-    <data_dir>/collections/<manual>/generations/<gen>/
-        manifest.json  pages.json  chunks.jsonl  refs.json  xrefs.json  graph.json
-        vectors.npy  vector_ids.json  bm25/                              (embedded stores)
+"""Ingest one manual into a new index generation and swap it in atomically (the layout of a
+generation, and how one is read, is shared/generation.py).
 
 A run crawls the source, re-parses only pages whose body hash changed (the rest reuse the
 serving generation's chunks), embeds only text the embedding cache has not seen, builds
@@ -34,25 +30,31 @@ from ingest_worker.chunker import build_chunks, chunk_embed_text
 from ingest_worker.crawler import CrawlError, CrawlResult, run_crawl, section_path
 from ingest_worker.parser import clean_title, parse_body
 from ingest_worker.progress import Progress
-from ingest_worker.xrefs import RawRef, build_graph, edge_counts, extract_refs, resolve
+from ingest_worker.xrefs import build_graph, edge_counts, extract_refs, resolve
 from shared.config import Settings
-from shared.contracts.corpus import Chunk, CrossRef, Page
+from shared.contracts.corpus import Chunk, Page, RawRef
 from shared.embeddings import get_embedder
+from shared.generation import (
+    CHUNKS,
+    CURRENT,
+    FORMAT,
+    GENERATIONS,
+    GRAPH,
+    MANIFEST,
+    PAGES,
+    REFS,
+    XREFS,
+    Generation,
+    Manifest,
+    collection_dir,
+    load_generation,
+    serving_path,
+)
 from shared.stores import bm25_store, vector_store
 from shared.stores.bm25 import Bm25Doc
 
-COLLECTIONS = "collections"
-GENERATIONS = "generations"
-CURRENT = "current"
 PARTIAL = ".partial"
 LOCK_FILE = ".ingest.lock"
-MANIFEST = "manifest.json"
-PAGES = "pages.json"
-CHUNKS = "chunks.jsonl"
-REFS = "refs.json"
-XREFS = "xrefs.json"
-GRAPH = "graph.json"
-FORMAT = 5  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings; 5: scrape repairs)
 
 
 class IngestError(RuntimeError):
@@ -85,84 +87,12 @@ class IngestSummary(BaseModel):
     source: str = ""
 
 
-class Manifest(BaseModel):
-    format: int = FORMAT
-    manual: str
-    title: str
-    generation: str
-    created_at: datetime
-    source: str
-    embed_model: str
-    dims: int
-    pages: int
-    chunks: int
-    xref_edges: int
-    sibling_edges: int
-    partial: bool = False  # built from part of the manual (--limit or chosen sections)
-
-
-class Generation(BaseModel):
-    """A generation's content as loaded from disk (stores excluded)."""
-
-    path: Path
-    manifest: Manifest
-    pages: dict[str, Page]
-    chunks: dict[str, Chunk]
-    refs: list[RawRef]
-    xrefs: list[CrossRef]
-
-
-# --- paths ------------------------------------------------------------------------------------
-
-
-def collection_dir(settings: Settings, manual: str) -> Path:
-    return Path(settings.data_dir) / COLLECTIONS / manual
-
-
-def serving_path(settings: Settings, manual: str) -> Path | None:
-    """The serving generation's directory, resolved (None before the first ingest)."""
-    link = collection_dir(settings, manual) / CURRENT
-    if not link.is_symlink() and not link.exists():
-        return None
-    target = link.resolve()
-    return target if (target / MANIFEST).is_file() else None
-
-
-def ingested_manuals(settings: Settings) -> list[str]:
-    """The manuals with a serving collection in the data dir (a directory listing, no index load)."""
-    root = Path(settings.data_dir) / COLLECTIONS
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and serving_path(settings, p.name) is not None)
+# --- generations ------------------------------------------------------------------------------
 
 
 def new_generation_name() -> str:
     # Sortable, lower case (OpenSearch index names), unique per microsecond.
     return "g" + datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
-
-
-# --- reading a generation ---------------------------------------------------------------------
-
-
-def load_generation(path: Path) -> Generation:
-    manifest = Manifest.model_validate_json((path / MANIFEST).read_text(encoding="utf-8"))
-    pages = [Page.model_validate(p) for p in json.loads((path / PAGES).read_text(encoding="utf-8"))]
-    with (path / CHUNKS).open(encoding="utf-8") as handle:
-        chunks = [Chunk.model_validate_json(line) for line in handle if line.strip()]
-    refs = [RawRef.model_validate(r) for r in json.loads((path / REFS).read_text(encoding="utf-8"))]
-    xrefs = [CrossRef.model_validate(r) for r in json.loads((path / XREFS).read_text(encoding="utf-8"))]
-    return Generation(
-        path=path,
-        manifest=manifest,
-        pages={p.section_id: p for p in pages},
-        chunks={c.id: c for c in chunks},
-        refs=refs,
-        xrefs=xrefs,
-    )
-
-
-def load_graph(path: Path) -> nx.DiGraph:
-    return nx.node_link_graph(json.loads((path / GRAPH).read_text(encoding="utf-8")), directed=True, edges="edges")
 
 
 def serving_page_dates(settings: Settings, manual: str) -> dict[str, datetime]:

@@ -14,14 +14,12 @@ import bisect
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Literal
 
 import networkx as nx
-from pydantic import BaseModel
 
 from ingest_worker.chunker import ChunkDraft
 from ingest_worker.parser import Section
-from shared.contracts.corpus import Chunk, CrossRef, Page, paragraph_id
+from shared.contracts.corpus import Chunk, CrossRef, Page, RawRef, paragraph_id
 
 # Section-id prefixes of HMRC manuals (text references name a manual only by its prefix).
 PREFIX_MANUALS = {
@@ -79,17 +77,6 @@ TEXT_REF = re.compile(
     r"\b" + SECTION_ID.format(p="p1", n="n1") + r"\b"
     r"(?:\s*(?:to|-|\u2013|\u2014)\s*(?:(?P<p2>[A-Z]{2,7}))?(?P<n2>\d{3,6}[A-Za-z]?)\b)?"
 )
-
-
-class RawRef(BaseModel):
-    """A reference as written: one target, or a range ``start``..``end`` still to resolve."""
-
-    source_section: str
-    paragraph_id: str
-    target_manual: str
-    start: str
-    end: str | None = None
-    kind: Literal["link", "text"]
 
 
 def href_target(href: str) -> tuple[str, str] | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -21,6 +20,7 @@ from services.errors import PipelineError
 from shared.cli_common import Exit
 from shared.config import Settings
 from shared.contracts.api import Citation, QuestionRequest, QuestionResult
+from shared.generation import ingested_manuals
 
 ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
 VERDICT_STYLES = {"supported": "green", "partially_supported": "yellow", "unsupported": "red", "contradicted": "bold red"}
@@ -106,23 +106,13 @@ def _page_line(page: dict[str, Any]) -> str:
     return " ".join(w for w in words if w)
 
 
-def ingested_manuals(data_dir: Path) -> list[str]:
-    from ingest_worker.ingest import COLLECTIONS, serving_path  # noqa: PLC0415
-    from shared.config import get_settings  # noqa: PLC0415
-
-    root = Path(data_dir) / COLLECTIONS
-    settings = get_settings()
-    return sorted(p.name for p in root.iterdir() if serving_path(settings, p.name)) if root.is_dir() else []
-
-
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest_worker import ingest  # noqa: PLC0415  (heavy: the index stack; `taxnav --help` stays quick)
     from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415  (heavy, as above)
 
     if args.conversation:  # a conversation's turn: the handler `taxnav chat` registered (taxnav/chat.py)
         return args.conversation_turn(args, settings)
     manual = args.manual or settings.manual
-    available = ingest.ingested_manuals(settings)
+    available = ingested_manuals(settings)
     if manual not in available:
         have = f"ingested here: {', '.join(available)}" if available else "none is ingested yet"
         print(f"taxnav ask: no index for manual {manual!r} in {settings.data_dir} ({have}); run `taxnav ingest` first", file=sys.stderr)

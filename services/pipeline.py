@@ -17,6 +17,8 @@ from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResu
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
 from shared.contracts.refusals import cited_paragraphs
+from shared.generation import ingested_manuals
+from shared.index import CorpusIndex
 
 StageStep = Callable[[PipelineState, Settings], PipelineState]
 
@@ -90,14 +92,10 @@ def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
 
 def ingested_others(settings: Settings, home: str) -> frozenset[str]:
     """The other manuals with a serving collection in the data dir (a file check, no index load)."""
-    from ingest_worker.ingest import ingested_manuals  # noqa: PLC0415
-
     return frozenset(m for m in ingested_manuals(settings) if m != home)
 
 
 def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:
-    from shared.index import CorpusIndex  # noqa: PLC0415
-
     index = CorpusIndex.open(settings, manual)
     out = []
     for pid in paragraph_ids:

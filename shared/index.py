@@ -11,49 +11,21 @@ swapped a new generation in, so long-running processes always serve the newest w
 
 from __future__ import annotations
 
-import re
 import threading
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 
-from ingest_worker.ingest import COLLECTIONS, collection_dir, load_generation, load_graph, serving_path
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
 from shared.embeddings import base_embedder, embedder_identity
+from shared.generation import canonical_manual, collection_dir, load_generation, load_graph, serving_path
 from shared.stores import bm25_store, uses_servers, vector_store
 
 
 class CollectionNotFound(LookupError):
     """No ingested collection for this manual in the data dir (run ``taxnav ingest``)."""
-
-
-class InvalidManualName(ValueError):
-    """A manual name that is not a slug: it could never name a collection directory."""
-
-
-# A manual's name as GOV.UK spells it: lower-case words joined by hyphens. Anything else
-# (dots, slashes, a trailing slash) is refused before it reaches a path or a cache key.
-MANUAL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-MAX_MANUAL_CHARS = 100
-
-
-def canonical_manual(name: str) -> str:
-    """The one spelling of a manual's name (case and surrounding blanks ignored), so each
-    manual maps to one collection directory and one cached index."""
-    canonical = name.strip().lower()
-    if len(canonical) > MAX_MANUAL_CHARS or not MANUAL_NAME.fullmatch(canonical):
-        raise InvalidManualName("a manual is named by lower-case words joined by hyphens, e.g. employment-income-manual")
-    return canonical
-
-
-def ingested_manuals(settings: Settings) -> list[str]:
-    """The manuals with a serving generation in the data directory, sorted."""
-    root = Path(settings.data_dir) / COLLECTIONS
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if MANUAL_NAME.fullmatch(p.name) and serving_path(settings, p.name) is not None)
 
 
 class IndexMismatch(RuntimeError):

@@ -16,8 +16,8 @@ from shared.contracts.conversation import ConversationContext
 from shared.contracts.refusals import ManualEvidence, PageRef
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, ScoredChunk
-from ingest_worker.ingest import ingested_manuals
 from shared.embeddings import embedder_identity
+from shared.generation import ingested_manuals
 from shared.index import CollectionNotFound, CorpusIndex
 from services.stages import scope
 from services.stages.lexicon import expand

@@ -58,6 +58,17 @@ class Chunk(BaseModel):
         return any(p.kind == "table" for p in self.paragraphs)
 
 
+class RawRef(BaseModel):
+    """A reference as written: one target, or a range ``start``..``end`` still to resolve."""
+
+    source_section: str
+    paragraph_id: str
+    target_manual: str
+    start: str
+    end: str | None = None
+    kind: Literal["link", "text"]
+
+
 class CrossRef(BaseModel):
     source_section: str
     target_section: str

@@ -23,9 +23,10 @@ from typing import Any
 
 import httpx
 
-from ingest_worker.ingest import run_ingest, serving_path
+from ingest_worker.ingest import run_ingest
 from shared.config import Settings
 from shared.embeddings import base_embedder
+from shared.generation import serving_path
 from taxnav.bench.load import rss_mb
 from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
 

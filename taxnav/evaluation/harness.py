@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.pipeline import PipelineState, Query
+from shared.generation import serving_path
 from taxnav.evaluation.judge import JudgeMetrics, judge_metrics, judge_result
 from taxnav.evaluation.peer import PeerResult, run_peer
 from taxnav.evaluation.scoring import (
@@ -140,8 +141,6 @@ def ask_all(
 
 
 def has_collection(settings: Settings) -> bool:
-    from ingest_worker.ingest import serving_path  # noqa: PLC0415
-
     return serving_path(settings, settings.manual) is not None
 
 

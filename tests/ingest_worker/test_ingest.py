@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest_worker.ingest import CURRENT, GENERATIONS, LOCK_FILE, IngestError, collection_dir, load_generation, run_ingest, serving_path
+from ingest_worker.ingest import LOCK_FILE, IngestError, run_ingest
 from shared.config import Settings, get_settings
+from shared.generation import CURRENT, GENERATIONS, collection_dir, load_generation, serving_path
 from shared.index import CorpusIndex
 from taxnav import cli
 from taxnav.replay_server import Fault, ReplayServer

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest_worker.ingest import PartialIngestRefused, load_generation, run_ingest, serving_path
+from ingest_worker.ingest import PartialIngestRefused, run_ingest
 from shared.config import Settings
+from shared.generation import load_generation, serving_path
 from taxnav import cli
 from tests.conftest import EIM, small_corpus
 

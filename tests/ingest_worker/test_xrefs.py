@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ingest_worker.ingest import build_page
-from ingest_worker.xrefs import RawRef, build_graph, edge_counts, href_target, resolve, text_targets
+from ingest_worker.xrefs import build_graph, edge_counts, href_target, resolve, text_targets
+from shared.contracts.corpus import RawRef
 from tests.conftest import EIM
 
 

@@ -9,7 +9,8 @@ import shutil
 import pytest
 
 from shared.config import Settings
-from shared.index import CollectionNotFound, CorpusIndex, InvalidManualName, canonical_manual, ingested_manuals
+from shared.generation import InvalidManualName, canonical_manual, ingested_manuals
+from shared.index import CollectionNotFound, CorpusIndex
 
 EIM = "employment-income-manual"
 

@@ -1,0 +1,128 @@
+"""The data directory's layout: where each manual's generations live and how one is read.
+
+    <data_dir>/collections/<manual>/current -> generations/<gen>     (symlink, replaced atomically)
+    <data_dir>/collections/<manual>/generations/<gen>/
+        manifest.json  pages.json  chunks.jsonl  refs.json  xrefs.json  graph.json
+        vectors.npy  vector_ids.json  bm25/                              (embedded stores)
+
+The ingest worker writes generations (ingest_worker/ingest.py); the question pipeline, the
+gateway and the CLI read them through this module alone, so readers load no crawler or parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+
+import networkx as nx
+from pydantic import BaseModel
+
+from shared.config import Settings
+from shared.contracts.corpus import Chunk, CrossRef, Page, RawRef
+
+COLLECTIONS = "collections"
+GENERATIONS = "generations"
+CURRENT = "current"
+MANIFEST = "manifest.json"
+PAGES = "pages.json"
+CHUNKS = "chunks.jsonl"
+REFS = "refs.json"
+XREFS = "xrefs.json"
+GRAPH = "graph.json"
+FORMAT = 5  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings; 5: scrape repairs)
+
+# A manual's name as GOV.UK spells it: lower-case words joined by hyphens. Anything else
+# (dots, slashes, a trailing slash) is refused before it reaches a path or a cache key.
+MANUAL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_MANUAL_CHARS = 100
+
+
+class InvalidManualName(ValueError):
+    """A manual name that is not a slug: it could never name a collection directory."""
+
+
+def canonical_manual(name: str) -> str:
+    """The one spelling of a manual's name (case and surrounding blanks ignored), so each
+    manual maps to one collection directory and one cached index."""
+    canonical = name.strip().lower()
+    if len(canonical) > MAX_MANUAL_CHARS or not MANUAL_NAME.fullmatch(canonical):
+        raise InvalidManualName("a manual is named by lower-case words joined by hyphens, e.g. employment-income-manual")
+    return canonical
+
+
+class Manifest(BaseModel):
+    format: int = FORMAT
+    manual: str
+    title: str
+    generation: str
+    created_at: datetime
+    source: str
+    embed_model: str
+    dims: int
+    pages: int
+    chunks: int
+    xref_edges: int
+    sibling_edges: int
+    partial: bool = False  # built from part of the manual (--limit or chosen sections)
+
+
+class Generation(BaseModel):
+    """A generation's content as loaded from disk (stores excluded)."""
+
+    path: Path
+    manifest: Manifest
+    pages: dict[str, Page]
+    chunks: dict[str, Chunk]
+    refs: list[RawRef]
+    xrefs: list[CrossRef]
+
+
+# --- paths ------------------------------------------------------------------------------------
+
+
+def collection_dir(settings: Settings, manual: str) -> Path:
+    return Path(settings.data_dir) / COLLECTIONS / manual
+
+
+def serving_path(settings: Settings, manual: str) -> Path | None:
+    """The serving generation's directory, resolved (None before the first ingest)."""
+    link = collection_dir(settings, manual) / CURRENT
+    if not link.is_symlink() and not link.exists():
+        return None
+    target = link.resolve()
+    return target if (target / MANIFEST).is_file() else None
+
+
+def ingested_manuals(settings: Settings) -> list[str]:
+    """The manuals with a serving generation in the data directory, sorted (a directory
+    listing, no index load; a directory that is not a manual's name is not one)."""
+    root = Path(settings.data_dir) / COLLECTIONS
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if MANUAL_NAME.fullmatch(p.name) and serving_path(settings, p.name) is not None)
+
+
+# --- reading a generation ---------------------------------------------------------------------
+
+
+def load_generation(path: Path) -> Generation:
+    manifest = Manifest.model_validate_json((path / MANIFEST).read_text(encoding="utf-8"))
+    pages = [Page.model_validate(p) for p in json.loads((path / PAGES).read_text(encoding="utf-8"))]
+    with (path / CHUNKS).open(encoding="utf-8") as handle:
+        chunks = [Chunk.model_validate_json(line) for line in handle if line.strip()]
+    refs = [RawRef.model_validate(r) for r in json.loads((path / REFS).read_text(encoding="utf-8"))]
+    xrefs = [CrossRef.model_validate(r) for r in json.loads((path / XREFS).read_text(encoding="utf-8"))]
+    return Generation(
+        path=path,
+        manifest=manifest,
+        pages={p.section_id: p for p in pages},
+        chunks={c.id: c for c in chunks},
+        refs=refs,
+        xrefs=xrefs,
+    )
+
+
+def load_graph(path: Path) -> nx.DiGraph:
+    return nx.node_link_graph(json.loads((path / GRAPH).read_text(encoding="utf-8")), directed=True, edges="edges")
