@@ -98,7 +98,8 @@ def locked_recorded_ingest(settings: Settings, start: RunStart, **ingest_options
     return run, summary
 
 
-@celery_app.task(name=INGEST_TASK, acks_late=False)
+# shared=False: the task belongs to the ingest app only, not to every app this process makes.
+@celery_app.task(name=INGEST_TASK, acks_late=False, shared=False)
 def scheduled_ingest(manual: str | None = None, trigger: RunTrigger = "schedule") -> dict:
     """The beat entry's task. acks_late off: an ingest runs for minutes, longer than the
     broker's visibility timeout, and must not be handed to a second worker meanwhile."""

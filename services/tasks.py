@@ -97,7 +97,8 @@ def _make_task(queue: str) -> Task:
 
     stage_task.__name__ = stage_task.__qualname__ = queue
     return celery_app.task(
-        stage_task, name=stage_task_name(queue), acks_late=True, reject_on_worker_lost=True, ignore_result=True
+        stage_task, name=stage_task_name(queue), acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+        shared=False,  # on the stage app only, not on every app this process makes
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import redis
 
 from ingest_worker.beat_schedule import INGEST_TASK
-from ingest_worker.celery_app import make_ingest_app
+from ingest_worker.celery_app import celery_app, make_ingest_app
 from shared.celery_base import EXTRA_CONNECTIONS
 from shared.config import Settings
 
@@ -38,10 +38,9 @@ def test_the_ingest_worker_loads_no_question_stage() -> None:
 
 def test_the_app_registers_only_the_ingest_task_and_its_schedule() -> None:
     settings = Settings(redis_url=REDIS_URL, ingest={"manuals": ["employment-income-manual", "business-income-manual"]})
-    app = make_ingest_app(settings)
-    app.loader.import_default_modules()
-    assert {name for name in app.tasks if not name.startswith("celery.")} == {INGEST_TASK}
-    assert set(app.conf.beat_schedule) == {"ingest:employment-income-manual", "ingest:business-income-manual"}
+    celery_app.loader.import_default_modules()
+    assert {name for name in celery_app.tasks if not name.startswith("celery.")} == {INGEST_TASK}
+    assert set(make_ingest_app(settings).conf.beat_schedule) == {"ingest:employment-income-manual", "ingest:business-income-manual"}
 
 
 def test_a_worker_sizes_its_redis_pools_from_its_concurrency(tmp_path: Path) -> None:

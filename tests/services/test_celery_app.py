@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.celery_app import make_stage_app, stage_task_name
+from services.celery_app import celery_app, stage_task_name
 from services.pipeline import STAGE_QUEUES
-from shared.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,11 +20,10 @@ def test_queues_follow_the_stage_table_in_order() -> None:
 
 
 def test_the_app_registers_one_task_per_stage_queue_routed_to_it() -> None:
-    app = make_stage_app(Settings())
-    app.loader.import_default_modules()
-    assert {name for name in app.tasks if not name.startswith("celery.")} == {stage_task_name(q) for q in STAGE_QUEUES}
+    celery_app.loader.import_default_modules()
+    assert {name for name in celery_app.tasks if not name.startswith("celery.")} == {stage_task_name(q) for q in STAGE_QUEUES}
     for queue in STAGE_QUEUES:
-        assert app.amqp.router.route({}, stage_task_name(queue), (), {})["queue"].name == queue
+        assert celery_app.amqp.router.route({}, stage_task_name(queue), (), {})["queue"].name == queue
 
 
 @pytest.mark.xfail(
