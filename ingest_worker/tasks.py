@@ -1,12 +1,8 @@
-"""Scheduled re-ingest: the Celery task on the ``ingest`` queue and its beat schedule.
+"""Scheduled re-ingest: the Celery task on the ``ingest`` queue (its app and beat schedule:
+ingest_worker/celery_app.py, ingest_worker/beat_schedule.py).
 
-    celery -A ingest_worker.tasks:celery_app worker -Q ingest     # runs ingests
-    celery -A ingest_worker.tasks:celery_app beat                 # enqueues them on schedule
-    taxnav ingest --schedule                                      # both in one process
-
-Beat enqueues one run per manual in ``settings.ingest.manuals`` at ``settings.ingest.
-schedule_cron`` (UTC). A run takes a per-manual Redis lock first: a run started while another
-holds it is refused, not queued behind it, and every run (ok, failed, refused) is recorded in
+A run takes a per-manual Redis lock first: a run started while another holds it is refused,
+not queued behind it, and every run (ok, failed, refused) is recorded in
 ``<data_dir>/ingest_runs.jsonl`` (ingest_worker/runs.py). ``taxnav ingest`` takes the same
 lock when the stores are servers (several machines may write to them); every run also holds
 the data directory's file lock (ingest_worker/ingest.py).
@@ -20,44 +16,16 @@ import threading
 from pathlib import Path
 
 import redis
-from celery.schedules import crontab
 
+from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK
+from ingest_worker.celery_app import celery_app
 from ingest_worker.ingest import IngestSummary
 from ingest_worker.runs import IngestRun, RunStart, RunTrigger, recorded_ingest
-from shared.celery_app import INGEST_QUEUE, INGEST_TASK, celery_app
 from shared.config import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
-TASK_NAME = INGEST_TASK
 BEAT_SCHEDULE_FILE = "celerybeat-schedule"  # under the data dir, for `taxnav ingest --schedule`
-
-__all__ = ["celery_app", "scheduled_ingest", "run_locked_ingest", "beat_schedule", "parse_cron", "serve_schedule"]
-
-
-def parse_cron(expr: str) -> crontab:
-    """A five-field cron string (minute hour day-of-month month day-of-week) as a crontab;
-    ValueError with the offending string when it is not one."""
-    if len(expr.split()) != 5:
-        raise ValueError(f"schedule_cron {expr!r}: expected 5 fields (minute hour day month weekday)")
-    try:
-        return crontab.from_string(expr)
-    except ValueError as exc:
-        raise ValueError(f"schedule_cron {expr!r}: {exc}") from exc
-
-
-def beat_schedule(settings: Settings) -> dict[str, dict]:
-    """One beat entry per manual, all on the configured cron."""
-    schedule = parse_cron(settings.ingest.schedule_cron)
-    return {
-        f"ingest:{manual}": {
-            "task": TASK_NAME,
-            "schedule": schedule,
-            "kwargs": {"manual": manual, "trigger": "schedule"},
-            "options": {"queue": INGEST_QUEUE},
-        }
-        for manual in settings.ingest.manuals
-    }
 
 
 def lock_key(settings: Settings, manual: str) -> str:
@@ -130,7 +98,8 @@ def locked_recorded_ingest(settings: Settings, start: RunStart, **ingest_options
     return run, summary
 
 
-@celery_app.task(name=TASK_NAME, acks_late=False)
+# shared=False: the task belongs to the ingest app only, not to every app this process makes.
+@celery_app.task(name=INGEST_TASK, acks_late=False, shared=False)
 def scheduled_ingest(manual: str | None = None, trigger: RunTrigger = "schedule") -> dict:
     """The beat entry's task. acks_late off: an ingest runs for minutes, longer than the
     broker's visibility timeout, and must not be handed to a second worker meanwhile."""
@@ -159,6 +128,3 @@ def serve_schedule(settings: Settings) -> int:
     celery_app.worker_main(argv)
     return 0
 
-
-# Beat reads this when it starts (the settings of its environment).
-celery_app.conf.beat_schedule = beat_schedule(get_settings())

@@ -16,19 +16,14 @@ from celery import Celery, chain
 from kombu.exceptions import OperationalError
 
 from services.errors import PipelineTimeout, Unavailable, as_info
-from services.pipeline import STAGES, Stage, finish, new_state, run_stage
+from services.celery_app import make_stage_app, stage_task_name
+from services.pipeline import STAGE_QUEUES, STAGES, Stage, finish, new_state, run_stage
 from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
-from shared.celery_app import make_celery_app, stage_task_name
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState
 from shared.index import CorpusIndex
-
-
-def stage_queues() -> list[str]:
-    """Queues in pipeline order (a queue may hold several consecutive stages)."""
-    return list(dict.fromkeys(stage.queue for stage in STAGES))
 
 
 def sections_named(state: PipelineState) -> list[str]:
@@ -130,7 +125,7 @@ def _executor(threads: int) -> ThreadPoolExecutor:
 
 @lru_cache(maxsize=8)
 def _celery(settings_json: str) -> Celery:
-    return make_celery_app(Settings.model_validate_json(settings_json))
+    return make_stage_app(Settings.model_validate_json(settings_json))
 
 
 def celery_for(settings: Settings) -> Celery:
@@ -144,7 +139,7 @@ def send_chain(state: PipelineState, settings: Settings, deadline: float) -> Non
     expires = datetime.fromtimestamp(deadline, tz=timezone.utc)
     # ignore_result: nobody reads Celery results (the question store carries them), and
     # without it every send subscribes to a result channel.
-    signatures = [app.signature(stage_task_name(queue), queue=queue, expires=expires, ignore_result=True) for queue in stage_queues()]
+    signatures = [app.signature(stage_task_name(queue), queue=queue, expires=expires, ignore_result=True) for queue in STAGE_QUEUES]
     signatures[0].args = (state.model_dump_json(),)
     try:
         chain(*signatures).apply_async(retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})

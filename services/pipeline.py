@@ -80,6 +80,9 @@ def _stages() -> tuple[Stage, ...]:
 
 
 STAGES: tuple[Stage, ...] = _stages()
+# The stage queues in pipeline order (a queue may hold several consecutive stages): the one
+# list of them, for the Celery routes, the workers and the compose services.
+STAGE_QUEUES: tuple[str, ...] = tuple(dict.fromkeys(stage.queue for stage in STAGES))
 
 
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:

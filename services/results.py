@@ -172,13 +172,13 @@ class RedisStore(QuestionStore):
     """Distributed mode: a stream, a deadline key and an end marker per question, expiring
     after the TTL."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, max_connections: int = REDIS_CONNECTIONS) -> None:
         # Blocking reads are short (BLOCK_S), so a socket timeout above them only fires when
         # Redis is really gone: the caller then gets an error instead of hanging. A blocking
         # pool waits for a free connection instead of failing at once.
         pool = redis.BlockingConnectionPool.from_url(
             settings.redis_url, decode_responses=True, socket_timeout=BLOCK_S + 5, socket_connect_timeout=5,
-            max_connections=REDIS_CONNECTIONS, timeout=BLOCK_S + 5,
+            max_connections=max_connections, timeout=BLOCK_S + 5,
         )  # fmt: skip
         self._redis = redis.Redis(connection_pool=pool)
         self._add_event = self._redis.register_script(_ADD_EVENT)

@@ -1,7 +1,7 @@
 """Celery tasks: one per queue, each running that queue's stages (services/pipeline.py STAGES)
 on the PipelineState JSON and returning it, so the gateway chains them in pipeline order.
 
-Workers: ``celery -A shared.celery_app worker -Q retrieval`` (and graph, selection,
+Workers: ``celery -A services.celery_app worker -Q retrieval`` (and graph, selection,
 stitching, verification). Each task reports its stages to the question store; the last
 queue's task also builds the result. Tasks acknowledge late and are pure functions of their
 input, so a task whose worker was killed is simply run again by another worker.
@@ -15,13 +15,14 @@ from functools import lru_cache
 from celery import Task
 from celery.signals import worker_ready
 
-from services.dispatch import finish_to_store, run_stages, stage_queues
+from services.celery_app import celery_app, stage_task_name
+from services.dispatch import finish_to_store, run_stages
 from services.errors import as_info
-from services.pipeline import STAGES
-from services.results import QuestionEvent, RedisStore, stage_event
+from services.pipeline import STAGE_QUEUES, STAGES
+from services.results import REDIS_CONNECTIONS, QuestionEvent, RedisStore, stage_event
 from services.stages.retrieval import remember_vector
+from services.stages.text import corpus_stats
 from services.wire import WireState, encode, rebuild
-from shared.celery_app import STAGE_QUEUES, celery_app, stage_task_name
 from shared.config import Settings, get_settings
 from shared.contracts.pipeline import PipelineState
 from shared.index import CorpusIndex
@@ -40,8 +41,6 @@ def warm_up(sender: object = None, **_: object) -> None:
 
 
 def warm_queues(queues: set[str], settings: Settings) -> None:
-    from services.stages.text import corpus_stats  # noqa: PLC0415
-
     try:
         index = CorpusIndex.open(settings)
         if "retrieval" in queues and settings.models.provider == "local":
@@ -56,7 +55,9 @@ def warm_queues(queues: set[str], settings: Settings) -> None:
 
 @lru_cache(maxsize=1)
 def _store() -> RedisStore:
-    return RedisStore(get_settings())
+    # Sized at worker_init from the worker's concurrency (services/celery_app.py); a process
+    # that is no worker (a test calling run_queue) keeps the gateway's size.
+    return RedisStore(get_settings(), celery_app.conf.redis_max_connections or REDIS_CONNECTIONS)
 
 
 def remember_envelope_vector(state: PipelineState, settings: Settings) -> None:
@@ -79,7 +80,7 @@ def run_queue(queue: str, state_json: str) -> str:
         remember_envelope_vector(state, settings)
         stages = [stage for stage in STAGES if stage.queue == queue]
         state = run_stages(stages, state, settings, lambda trace: store.add(qid, stage_event(trace)))
-        if queue == stage_queues()[-1]:
+        if queue == STAGE_QUEUES[-1]:
             finish_to_store(state, settings, store)
         return encode(state, settings)
     except Exception as exc:
@@ -96,7 +97,8 @@ def _make_task(queue: str) -> Task:
 
     stage_task.__name__ = stage_task.__qualname__ = queue
     return celery_app.task(
-        stage_task, name=stage_task_name(queue), acks_late=True, reject_on_worker_lost=True, ignore_result=True
+        stage_task, name=stage_task_name(queue), acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+        shared=False,  # on the stage app only, not on every app this process makes
     )
 
 

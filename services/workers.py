@@ -13,14 +13,15 @@ from pathlib import Path
 
 import redis
 
-from shared.celery_app import STAGE_QUEUES
+from services.dispatch import celery_for
+from services.pipeline import STAGE_QUEUES
 from shared.config import Settings
 
 
 def worker_command(queue: str, name: str) -> list[str]:
     # solo pool: one task at a time per process, no fork; scale by running more processes.
     return [
-        sys.executable, "-m", "celery", "-A", "shared.celery_app", "worker", "-Q", queue, "-n", f"{name}@%h",
+        sys.executable, "-m", "celery", "-A", "services.celery_app", "worker", "-Q", queue, "-n", f"{name}@%h",
         "--pool", "solo", "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "warning",
     ]  # fmt: skip
 
@@ -74,8 +75,6 @@ class WorkerPool:
 def queue_consumers(settings: Settings, timeout_s: float = 1.0) -> dict[str, int]:
     """Workers consuming each stage queue now (a remote-control broadcast over the broker:
     every live worker answers with its queues). Raises the broker's error when unreachable."""
-    from services.dispatch import celery_for  # noqa: PLC0415  (imports the pipeline)
-
     replies = celery_for(settings).control.inspect(timeout=timeout_s).active_queues() or {}
     counts = dict.fromkeys(STAGE_QUEUES, 0)
     for queues in replies.values():

@@ -15,9 +15,10 @@ import pytest
 import redis
 from celery.schedules import crontab
 
+from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK, beat_schedule, parse_cron
+from ingest_worker.celery_app import celery_app
 from ingest_worker.runs import read_runs
-from ingest_worker.tasks import TASK_NAME, _LockKeeper, beat_schedule, celery_app, lock_key, parse_cron, run_locked_ingest
-from shared.celery_app import INGEST_QUEUE
+from ingest_worker.tasks import _LockKeeper, lock_key, run_locked_ingest
 from shared.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,15 +54,15 @@ def test_one_beat_entry_per_manual_on_the_ingest_queue() -> None:
     assert set(entries) == {"ingest:employment-income-manual", "ingest:business-income-manual"}
     for manual in settings.ingest.manuals:
         entry = entries[f"ingest:{manual}"]
-        assert entry["task"] == TASK_NAME
+        assert entry["task"] == INGEST_TASK
         assert entry["kwargs"] == {"manual": manual, "trigger": "schedule"}
         assert entry["options"]["queue"] == INGEST_QUEUE
         assert entry["schedule"] == crontab(minute="*/15", hour="2-4", day_of_week="1-5")
 
 
 def test_the_task_is_registered_on_the_ingest_queue_without_late_acks() -> None:
-    task = celery_app.tasks[TASK_NAME]
-    assert celery_app.amqp.router.route({}, TASK_NAME, (), {})["queue"].name == INGEST_QUEUE
+    task = celery_app.tasks[INGEST_TASK]
+    assert celery_app.amqp.router.route({}, INGEST_TASK, (), {})["queue"].name == INGEST_QUEUE
     assert task.acks_late is False  # an ingest outlives the visibility timeout: never redelivered mid-run
     assert celery_app.conf.beat_schedule.keys() == beat_schedule(Settings()).keys()
 
@@ -69,7 +70,7 @@ def test_the_task_is_registered_on_the_ingest_queue_without_late_acks() -> None:
 def test_beat_refuses_to_start_on_a_bad_cron_string(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TAXNAV_INGEST__SCHEDULE_CRON": "0 25 * * *", "TAXNAV_REDIS_URL": REDIS_URL}
     done = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "ingest_worker.tasks:celery_app", "beat", "-s", str(tmp_path / "s")],
+        [sys.executable, "-m", "celery", "-A", "ingest_worker.celery_app", "beat", "-s", str(tmp_path / "s")],
         capture_output=True, text=True, timeout=60, env=env, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode != 0

@@ -28,8 +28,9 @@ import pytest
 import redis
 
 from ingest_worker.runs import read_runs
-from ingest_worker.tasks import TASK_NAME, lock_key
-from shared.celery_app import INGEST_QUEUE, make_celery_app
+from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK
+from ingest_worker.celery_app import make_ingest_app
+from ingest_worker.tasks import lock_key
 from shared.config import Settings
 from taxnav.replay_server import Fault, ReplayServer
 from tests.deploy.compose_cli import run_compose
@@ -195,7 +196,7 @@ def test_scheduled_run_finishes_and_records_and_a_concurrent_run_is_refused(sche
 
     # A second run, started while the first holds the lock, is refused (not queued behind it).
     seconds = [
-        make_celery_app(s.settings).send_task(TASK_NAME, kwargs={"manual": MANUAL, "trigger": "api"}, queue=INGEST_QUEUE)
+        make_ingest_app(s.settings).send_task(INGEST_TASK, kwargs={"manual": MANUAL, "trigger": "api"}, queue=INGEST_QUEUE)
         for s in schedulers
     ]
     for scheduler, key, holder, second in zip(schedulers, keys, holders, seconds):

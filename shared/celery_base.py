@@ -1,9 +1,11 @@
-"""The Celery app: Redis broker, one queue per question stage plus ingest.
+"""What every Celery app of ours shares: the Redis broker and result backend, JSON messages,
+the key prefix, and a transport that survives a full Redis. Each workload makes its own app
+from this (services/celery_app.py for the question stages, ingest_worker/celery_app.py for
+ingests), listing exactly the task modules it serves.
 
-Question tasks (services/tasks.py) acknowledge late: a worker killed mid-task leaves its
-message unacknowledged and Redis hands it to another worker after
-``settings.celery.visibility_timeout_s``. Long tasks (ingest) must not acknowledge late, or
-they would be handed out again while still running.
+Question tasks acknowledge late: a worker killed mid-task leaves its message unacknowledged
+and Redis hands it to another worker after ``settings.celery.visibility_timeout_s``. Long
+tasks (ingest) must not acknowledge late, or they would be handed out again while still running.
 """
 
 from __future__ import annotations
@@ -12,21 +14,10 @@ from celery import Celery
 from kombu.transport.redis import Transport as RedisTransport
 from redis.exceptions import OutOfMemoryError
 
-from shared.config import Settings, get_settings
+from shared.config import Settings
 
-STAGE_QUEUES = ("retrieval", "graph", "selection", "stitching", "verification")
-INGEST_QUEUE = "ingest"
-INGEST_TASK = "ingest_worker.tasks.scheduled_ingest"
-
-
-def stage_task_name(queue: str) -> str:
-    return f"taxnav.stage.{queue}"
-
-
-# Each task is routed to its own queue (the worker services each consume exactly one).
-TASK_ROUTES = {stage_task_name(queue): {"queue": queue} for queue in STAGE_QUEUES} | {
-    INGEST_TASK: {"queue": INGEST_QUEUE}
-}
+# Connections a worker keeps beyond one per concurrent task (its consumer, heartbeats, control).
+EXTRA_CONNECTIONS = 4
 
 
 class FullRedisTolerantTransport(RedisTransport):
@@ -36,9 +27,10 @@ class FullRedisTolerantTransport(RedisTransport):
     connection_errors = (*RedisTransport.connection_errors, OutOfMemoryError)
 
 
-def make_celery_app(settings: Settings | None = None) -> Celery:
-    settings = settings or get_settings()
-    app = Celery("taxnav", broker=settings.redis_url, backend=settings.redis_url, include=["services.tasks"])
+def make_app(main: str, settings: Settings, include: list[str], task_routes: dict[str, dict[str, str]]) -> Celery:
+    """An app on ``settings``' Redis that imports ``include`` in its workers and routes each
+    task by ``task_routes`` (every worker service consumes exactly one queue)."""
+    app = Celery(main, broker=settings.redis_url, backend=settings.redis_url, include=include)
     prefix = settings.celery.key_prefix
     app.conf.update(
         task_serializer="json",
@@ -60,9 +52,15 @@ def make_celery_app(settings: Settings | None = None) -> Celery:
         },
         result_backend_transport_options={"global_keyprefix": prefix},
         worker_hijack_root_logger=False,
-        task_routes=TASK_ROUTES,
+        task_routes=task_routes,
     )
     return app
 
 
-celery_app = make_celery_app()
+def size_broker_pool(app: Celery, concurrency: int) -> int:
+    """At worker_init: the broker's connection pool sized from the worker's concurrency
+    (instead of the library's default of 10 whatever the worker runs). Returns the size."""
+    size = concurrency + EXTRA_CONNECTIONS
+    app.conf.broker_pool_limit = size
+    app.conf.redis_max_connections = size
+    return size

@@ -1,0 +1,51 @@
+"""Every workload's app sizes its Redis pools from its worker's concurrency at worker_init
+(real worker processes, asked for their configuration over the broker)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+
+from shared.celery_base import EXTRA_CONNECTIONS, make_app
+from shared.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.mark.parametrize(("app_path", "queue"), [("services.celery_app", "retrieval"), ("ingest_worker.celery_app", "ingest")])
+def test_a_worker_sizes_its_redis_pools_from_its_concurrency(app_path: str, queue: str, tmp_path: Path) -> None:
+    prefix = f"test-celery-base-{uuid.uuid4().hex[:8]}:"
+    settings = Settings(data_dir=tmp_path, redis_url=REDIS_URL, celery={"key_prefix": prefix})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TAXNAV_REDIS_URL": REDIS_URL, "TAXNAV_CELERY__KEY_PREFIX": prefix,
+           "TAXNAV_DATA_DIR": str(tmp_path)}  # fmt: skip
+    name = f"sized-{uuid.uuid4().hex[:6]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", app_path, "worker", "-Q", queue, "-n", f"{name}@%h",
+         "--pool", "threads", "--concurrency", "3", "--without-gossip", "--without-mingle", "--loglevel", "warning"],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        control = make_app("probe", settings, [], {}).control
+        conf: dict = {}
+        deadline = time.monotonic() + 60
+        while not conf and time.monotonic() < deadline:
+            replies = control.inspect(timeout=1.0).conf() or {}
+            conf = next((c for node, c in replies.items() if node.startswith(name)), {})
+        assert conf, f"the {app_path} worker never answered"
+        assert conf["broker_pool_limit"] == 3 + EXTRA_CONNECTIONS  # the library's default is 10
+        assert conf["redis_max_connections"] == 3 + EXTRA_CONNECTIONS
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        client = redis.Redis.from_url(REDIS_URL)
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
