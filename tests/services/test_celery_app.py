@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from services.celery_app import celery_app, stage_task_name
 from services.pipeline import STAGE_QUEUES
@@ -26,10 +25,6 @@ def test_the_app_registers_one_task_per_stage_queue_routed_to_it() -> None:
         assert celery_app.amqp.router.route({}, stage_task_name(queue), (), {})["queue"].name == queue
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shared.index imports ingest_worker.ingest until the generation layout moves to shared/generation.py",
-)
 def test_a_stage_worker_loads_no_crawler_or_parser() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "import sys; from services.celery_app import celery_app; "
