@@ -36,7 +36,7 @@ from pathlib import Path
 
 import redis
 
-from services.errors import PipelineError, Unavailable
+from services.errors import ConversationNotFound, TurnLimitReached, Unavailable, UnknownCondition
 from services.results import QuestionStore
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
@@ -51,26 +51,6 @@ from shared.contracts.conversation import (
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import PipelineState
 from shared.contracts.refusals import ConflictEvidence, ConflictOption
-
-# ---- errors (typed: the gateway answers them with their status) ----------------------------
-
-
-class ConversationNotFound(PipelineError):
-    kind = "not_found"
-    http_status = 404
-
-
-class TurnLimitReached(PipelineError):
-    kind = "turn_limit"
-    http_status = 409
-
-
-class UnknownCondition(PipelineError):
-    """A condition that is not an option of the previous turn's conflict refusal."""
-
-    kind = "unknown_condition"
-    http_status = 422
-
 
 # ---- reading a turn ------------------------------------------------------------------------
 

@@ -58,6 +58,24 @@ class IndexUnavailable(PipelineError):
     http_status = 503
 
 
+# A conversation's own errors (services/conversation.py): they stay in the gateway's process.
+class ConversationNotFound(PipelineError):
+    kind = "not_found"
+    http_status = 404
+
+
+class TurnLimitReached(PipelineError):
+    kind = "turn_limit"
+    http_status = 409
+
+
+class UnknownCondition(PipelineError):
+    """A condition that is not an option of the previous turn's conflict refusal."""
+
+    kind = "unknown_condition"
+    http_status = 422
+
+
 _BY_KIND = {cls.kind: cls for cls in (PipelineError, PipelineTimeout, Unavailable, ProviderError, IndexChanged, IndexUnavailable)}
 
 
@@ -74,3 +92,4 @@ def as_info(exc: BaseException) -> ErrorInfo:
 
 def from_info(info: ErrorInfo) -> PipelineError:
     return _BY_KIND.get(info.type, PipelineError)(info.message)
+

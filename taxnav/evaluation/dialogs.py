@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion, FollowUpInfo, PendingTurn, TurnResult
-from taxnav.evaluation.scoring import EvalQuestion, FactsFn, QuestionOutcome, QuestionsFileError, score_result
+from taxnav.evaluation.scoring import EvalQuestion, FactsFn, QuestionOutcome, QuestionsFileError, read_jsonl, score_result
 
 
 class Dialog(BaseModel):
@@ -28,29 +28,16 @@ class Dialog(BaseModel):
     turns: list[EvalQuestion] = Field(min_length=1)
 
 
+def _turn_ids(raw: Any, number: int) -> Any:
+    """A turn without an id gets ``<dialog id>.<turn number>``."""
+    for i, turn in enumerate(raw.get("turns", []) if isinstance(raw, dict) else [], start=1):
+        if isinstance(turn, dict):
+            turn.setdefault("id", f"{raw.get('id', number)}.{i}")
+    return raw
+
+
 def load_dialogs(path: Path) -> list[Dialog]:
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionsFileError(f"cannot read dialogs file {path}: {exc}") from exc
-    dialogs: list[Dialog] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-            for i, turn in enumerate(raw.get("turns", []) if isinstance(raw, dict) else [], start=1):
-                if isinstance(turn, dict):
-                    turn.setdefault("id", f"{raw.get('id', number)}.{i}")
-            dialogs.append(Dialog.model_validate(raw))
-        except json.JSONDecodeError as exc:
-            raise QuestionsFileError(f"{path}:{number}: not JSON: {exc.msg}") from exc
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise QuestionsFileError(f"{path}:{number}: {problems}") from exc
-    if not dialogs:
-        raise QuestionsFileError(f"{path}: no dialogs")
-    return dialogs
+    return read_jsonl(path, Dialog, "dialogs", _turn_ids)
 
 
 class TurnOutcome(BaseModel):

@@ -39,12 +39,14 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from shared.contracts.api import ClaimRole, QuestionResult, RefusalCategory, Verdict
 from shared.contracts.corpus import section_of
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 CITATIONS_STAGE = "citations"  # the pseudo-stage after the last pipeline stage: the answer's citations
 FactsFn = Callable[[str], set[str]]
@@ -82,18 +84,19 @@ class QuestionsFileError(ValueError):
     """The eval file is missing, empty or has a bad line (the message names file and line)."""
 
 
-def load_questions(path: Path) -> list[EvalQuestion]:
+def read_jsonl(path: Path, model: type[ModelT], kind: str, prepare: Callable[[Any, int], Any] = lambda raw, _: raw) -> list[ModelT]:
+    """Every non-blank line of a JSONL eval file as ``model`` (``prepare`` may fill in a raw
+    line's defaults first); a bad file or line is a QuestionsFileError naming file and line."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionsFileError(f"cannot read questions file {path}: {exc}") from exc
-    questions: list[EvalQuestion] = []
-    seen: set[str] = set()
+        raise QuestionsFileError(f"cannot read {kind} file {path}: {exc}") from exc
+    items: list[ModelT] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            question = EvalQuestion.model_validate(json.loads(line))
+            items.append(model.model_validate(prepare(json.loads(line), number)))
         except json.JSONDecodeError as exc:
             raise QuestionsFileError(f"{path}:{number}: not JSON: {exc.msg}") from exc
         except ValidationError as exc:
@@ -102,12 +105,18 @@ def load_questions(path: Path) -> list[EvalQuestion]:
                 for e in exc.errors()
             )
             raise QuestionsFileError(f"{path}:{number}: {problems}") from exc
+    if not items:
+        raise QuestionsFileError(f"{path}: no {kind}")
+    return items
+
+
+def load_questions(path: Path) -> list[EvalQuestion]:
+    questions = read_jsonl(path, EvalQuestion, "questions")
+    seen: set[str] = set()
+    for question in questions:
         if question.id in seen:
-            raise QuestionsFileError(f"{path}:{number}: duplicate question id {question.id!r}")
+            raise QuestionsFileError(f"{path}: duplicate question id {question.id!r}")
         seen.add(question.id)
-        questions.append(question)
-    if not questions:
-        raise QuestionsFileError(f"{path}: no questions")
     return questions
 
 

@@ -4,7 +4,6 @@ figures for the same allowance."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,44 +11,21 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from ingest_worker.ingest import run_ingest
 from tests.support.gateway import wait_ready
+from tests.support.synthetic_manual import ingest_manual
 from shared.config import Settings
 
-MANUAL = "employment-income-manual"
-BASE = f"/hmrc-internal-manuals/{MANUAL}"
-STAMP = "2014-09-08T00:00:00+00:00"
 PAGES = {
     "EIM90001": ("Long service awards: exempt amount", "<p>The exempt amount for a long service award is &#xA3;50 for each year of service with the same employer.</p><p>The award must mark at least 20 years of service.</p>"),
     "EIM90002": ("Long service awards: limit per year of service", "<p>The exempt amount for a long service award is &#xA3;20 for each year of service with the same employer.</p><p>No similar award may have been made in the previous 10 years.</p>"),
 }  # fmt: skip
 
 
-def content_item(section: str, title: str, body: str) -> dict:
-    return {
-        "base_path": f"{BASE}/{section.lower()}", "title": title, "description": "", "document_type": "hmrc_manual_section",
-        "schema_name": "hmrc_manual_section", "locale": "en", "public_updated_at": STAMP, "updated_at": STAMP,
-        "details": {"section_id": section, "body": body, "manual": {"base_path": BASE}, "breadcrumbs": [], "child_section_groups": []},
-    }  # fmt: skip
-
 
 @pytest.fixture(scope="module")
 def conflict_settings(tmp_path_factory: pytest.TempPathFactory, settings_for: Callable[..., Settings]) -> Settings:
-    root = tmp_path_factory.mktemp("conflict-corpus")
-    folder = root / MANUAL
-    folder.mkdir()
-    for section, (title, body) in PAGES.items():
-        (folder / f"{section.lower()}.json").write_text(json.dumps(content_item(section, title, body)))
-    children = [{"base_path": f"{BASE}/{s.lower()}", "section_id": s, "title": t, "description": ""} for s, (t, _) in PAGES.items()]
-    manual = {
-        "base_path": BASE, "title": "Employment Income Manual", "description": "", "document_type": "hmrc_manual",
-        "schema_name": "manual", "locale": "en", "public_updated_at": STAMP, "updated_at": STAMP,
-        "details": {"child_section_groups": [{"title": None, "child_sections": children}]},
-    }  # fmt: skip
-    (folder / "_manual.json").write_text(json.dumps(manual))
     settings = settings_for(Path(tmp_path_factory.mktemp("conflict-data")))
-    run_ingest(settings, str(root), MANUAL)
-    return settings
+    return ingest_manual(PAGES, tmp_path_factory.mktemp("conflict-corpus"), settings)
 
 
 def test_conflicting_pages_give_a_conflict_refusal_with_both_paragraphs(conflict_settings):

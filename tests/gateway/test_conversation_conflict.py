@@ -4,7 +4,6 @@ different amounts for the same allowance in two cases the question does not sett
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,10 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from ingest_worker.ingest import run_ingest
 from shared.config import Settings
-from tests.gateway.test_conflict_api import BASE, MANUAL, STAMP, content_item
 from tests.support.gateway import wait_ready
+from tests.support.synthetic_manual import ingest_manual
 
 QUESTION = "How much is the flat rate allowance for tools each year?"
 PAGES = {
@@ -26,21 +24,8 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def choice_settings(tmp_path_factory: pytest.TempPathFactory, settings_for: Callable[..., Settings]) -> Settings:
-    root = tmp_path_factory.mktemp("choice-corpus")
-    folder = root / MANUAL
-    folder.mkdir()
-    for section, (title, body) in PAGES.items():
-        (folder / f"{section.lower()}.json").write_text(json.dumps(content_item(section, title, body)))
-    children = [{"base_path": f"{BASE}/{s.lower()}", "section_id": s, "title": t, "description": ""} for s, (t, _) in PAGES.items()]
-    manual = {
-        "base_path": BASE, "title": "Employment Income Manual", "description": "", "document_type": "hmrc_manual",
-        "schema_name": "manual", "locale": "en", "public_updated_at": STAMP, "updated_at": STAMP,
-        "details": {"child_section_groups": [{"title": None, "child_sections": children}]},
-    }  # fmt: skip
-    (folder / "_manual.json").write_text(json.dumps(manual))
     settings = settings_for(Path(tmp_path_factory.mktemp("choice-data")))
-    run_ingest(settings, str(root), MANUAL)
-    return settings
+    return ingest_manual(PAGES, tmp_path_factory.mktemp("choice-corpus"), settings)
 
 
 def test_choosing_a_conflict_option_asks_again_under_its_condition(choice_settings: Settings):

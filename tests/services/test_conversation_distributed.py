@@ -12,7 +12,8 @@ import redis
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from services.conversation import ConversationNotFound, RedisConversationStore, TurnLimitReached, new_turn_state
+from services.conversation import RedisConversationStore, new_turn_state
+from services.errors import ConversationNotFound, TurnLimitReached
 from services.wire import WireState, encode, rebuild
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion
