@@ -1,6 +1,7 @@
 """The conflict card in a real browser, on the two-page synthetic manual whose pages give
 different figures for the same allowance (tests/gateway/test_conflict_api.py builds it):
-the EIM copy itself has no such pair the pipeline reaches."""
+the EIM copy itself has no such pair the pipeline reaches. Each option is a button carrying
+its condition; choosing one asks the question again with that condition, which settles it."""
 
 from __future__ import annotations
 
@@ -58,3 +59,28 @@ def test_conflict_card_stacks_at_phone_width(phone_visit: Visit) -> None:
     assert below["y"] >= top["y"] + top["height"], (top, below)
     assert phone_visit.page.evaluate("document.documentElement.scrollWidth") <= phone_visit.page.viewport_size["width"]
     phone_visit.shot("09-phone-conflict")
+
+
+def test_conflict_options_are_choices_that_ask_again_with_the_condition(visit: Visit) -> None:
+    expected = api_result(visit.base_url, QUESTION)
+    assert expected["refusal"]["category"] == "conflict", expected
+    options = expected["refusal"]["evidence"]["options"]
+    assert [set(o) for o in options] == [{"condition", "value", "paragraph_id", "section_id"}] * 2
+    ask(visit, QUESTION)
+
+    buttons = last_turn(visit.page).locator(".refusal .conflict-option")
+    expect(buttons).to_have_count(2)
+    for button, option in zip(buttons.all(), options):
+        expect(button).to_have_attribute("data-condition", option["condition"])
+        expect(button.locator(".option-value")).to_have_text(option["value"])
+    visit.shot("refusal-conflict-options")
+
+    buttons.first.click()
+    turns = visit.page.locator("#thread > .turn")
+    expect(turns).to_have_count(2)
+    expect(turns.last).to_have_attribute("aria-busy", "false")
+    expect(turns.last.locator(".turn-question")).to_contain_text(options[0]["condition"])
+    # the condition settles which case applies: no second conflict card
+    expect(turns.last.locator(".refusal-conflict")).to_have_count(0)
+    again = api_result(visit.base_url, f"{QUESTION} ({options[0]['condition']})")
+    assert not (again["status"] == "refused" and again["refusal"]["category"] == "conflict"), again
