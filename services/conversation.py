@@ -92,7 +92,7 @@ def conflict_options(turn: QuestionResult) -> list[ConflictOption]:
 
 
 def _subject_terms(turns: list[TurnResult]) -> set[str]:
-    from services.stages.text import query_terms  # noqa: PLC0415
+    from services.text.terms import query_terms  # noqa: PLC0415
 
     found: set[str] = set()
     for turn in turns:
@@ -114,7 +114,7 @@ def _reaches_subject(question: str, sections: list[str], settings: Settings, man
 
 def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str], settings: Settings, manual: str) -> list[str]:
     """Why ``question`` continues the subject of ``turns`` (empty: it opens a new subject)."""
-    from services.stages.text import query_terms  # noqa: PLC0415
+    from services.text.terms import query_terms  # noqa: PLC0415
 
     own = query_terms(question)
     reasons = []
@@ -140,7 +140,7 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
 def searched_question(question: str, topic: str) -> str:
     """A follow-up as the pipeline reads it: its own words, then the question that opened the
     subject, whose tax years give way when the follow-up names its own."""
-    from services.stages.text import years_named  # noqa: PLC0415
+    from services.text.figures import years_named  # noqa: PLC0415
 
     if years_named(question):
         topic = re.sub(r"\s{2,}", " ", _YEAR.sub("", topic))
@@ -205,7 +205,7 @@ def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     """How much a sentence says about what the follow-up adds: its new terms the sentence
     contains, plus one when the sentence's period covers a year the follow-up names."""
     from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
-    from services.stages.text import years_named  # noqa: PLC0415
+    from services.text.figures import years_named  # noqa: PLC0415
 
     score = len(new_terms & terms_with_compounds(text))
     stated = [y for y, _ in years_named(text)]
@@ -227,7 +227,8 @@ def after_stage(stage: str, state: PipelineState) -> None:
     if stage == "rollup" and context.excluded_sections and state.rollup is not None:
         state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
     if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
-        from services.stages.text import query_terms, years_named  # noqa: PLC0415
+        from services.text.figures import years_named  # noqa: PLC0415
+        from services.text.terms import query_terms  # noqa: PLC0415
 
         said = {(c.text, tuple(c.citations)) for c in context.claims}
         new_terms = set(query_terms(context.asked)) - set(query_terms(context.topic))

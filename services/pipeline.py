@@ -87,7 +87,7 @@ STAGE_QUEUES: tuple[str, ...] = tuple(dict.fromkeys(stage.queue for stage in STA
 
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
-    from services.stages import scope  # noqa: PLC0415
+    from services import scope  # noqa: PLC0415
 
     query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
     return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))

@@ -21,7 +21,7 @@ from services.errors import as_info
 from services.pipeline import STAGE_QUEUES, STAGES
 from services.results import REDIS_CONNECTIONS, QuestionEvent, RedisStore, stage_event
 from services.stages.retrieval import remember_vector
-from services.stages.text import corpus_stats
+from services.text.terms import corpus_stats
 from services.wire import WireState, encode, rebuild
 from shared.config import Settings, get_settings
 from shared.contracts.pipeline import PipelineState

@@ -43,7 +43,7 @@ class IngestSettings(BaseModel):
     manuals: list[str] = Field(default_factory=lambda: [DEFAULT_MANUAL])
     # Manuals indexed for keywords only, without embedding (a quick demo's other manuals:
     # embedding BIM and SAM takes minutes on 2 cores). Routing then compares every manual
-    # by its keyword evidence (services/stages/scope.py).
+    # by its keyword evidence (services/scope.py).
     bm25_only: list[str] = Field(default_factory=list)
     allowed_hosts: list[str] = Field(default_factory=lambda: ["www.gov.uk"])
     concurrency: int = 8

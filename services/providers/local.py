@@ -38,10 +38,12 @@ from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
-from services.stages.lexicon import expansions
+from services.text.lexicon import expansions
 from services.stages.retrieval import query_vector
-from services.stages.scope import employment_tie
-from services.stages.text import CorpusStats, checkable_facts, corpus_stats, query_terms, split_sentences, terms, years_named
+from services.scope import employment_tie
+from services.text.figures import checkable_facts, years_named
+from services.text.sentences import split_sentences
+from services.text.terms import CorpusStats, corpus_stats, query_terms, terms
 from services.stages.verification import verify  # noqa: F401  (the local provider's verify)
 
 # Questions that ask for a figure: a page with a rate table or amounts answers them even

@@ -21,7 +21,7 @@ import numpy as np
 from shared.config import Settings
 from shared.contracts.pipeline import ExpansionResult, PipelineState, Query, RetrievalResult, ScoredChunk
 from shared.index import CorpusIndex
-from services.stages.text import query_terms, terms
+from services.text.terms import query_terms, terms
 
 XREF_CHUNKS = 1  # chunks a cross-referenced page contributes (rollup brings in the rest)
 MIN_MATCH = 0.05  # floor so an unrelated target still enters below its source, not at zero

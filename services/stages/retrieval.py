@@ -19,9 +19,9 @@ from shared.contracts.pipeline import PipelineState, Query, RetrievalResult, Sco
 from shared.embeddings import embedder_identity
 from shared.generation import ingested_manuals
 from shared.index import CollectionNotFound, CorpusIndex
-from services.stages import scope
-from services.stages.lexicon import expand
-from services.stages.text import STOPWORDS, corpus_stats, query_terms, terms, words
+from services import scope
+from services.text.lexicon import expand
+from services.text.terms import STOPWORDS, corpus_stats, query_terms, terms, words
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
 MIN_DEPTH = 50
@@ -83,7 +83,7 @@ def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: i
 
 def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[assignment]
     """The question's words without stop words, plus the manual's words for its everyday
-    words (services/stages/lexicon.py) and its own other names for what the question names
+    words (services/text/lexicon.py) and its own other names for what the question names
     (acronyms and their long forms): plain terms for the keyword index."""
     text = expand(question) + " " + " ".join(synonyms)
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
@@ -156,7 +156,7 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
     return state
 
 
-# ---- evidence across manuals (the scope decision, services/stages/scope.py) ----------------
+# ---- evidence across manuals (the scope decision, services/scope.py) ----------------
 
 EVIDENCE_DEPTH = 20  # hits per manual looked at for a question's evidence
 EVIDENCE_PAGES = 3  # best pages named per manual

@@ -13,8 +13,8 @@ from shared.config import Settings
 from shared.contracts.pipeline import PipelineState, RollupResult
 from shared.index import CorpusIndex
 from services.providers import get_provider
-from services.stages import refusals
-from services.stages.text import corpus_stats
+from services import refusals
+from services.text.terms import corpus_stats
 
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:

@@ -7,8 +7,8 @@ from shared.config import Settings
 from shared.contracts.pipeline import PipelineState
 from shared.index import CorpusIndex
 from services.providers import get_provider
-from services.stages import refusals
-from services.stages.text import split_sentences
+from services import refusals
+from services.text.sentences import split_sentences
 from services.stages.verification import paragraphs_of
 
 

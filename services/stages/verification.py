@@ -25,7 +25,9 @@ from shared.config import Settings
 from shared.contracts.api import Refusal, Sentence, Verdict
 from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
-from services.stages.text import checkable_facts, has_negation, split_sentences, terms
+from services.text.figures import checkable_facts
+from services.text.sentences import split_sentences
+from services.text.terms import has_negation, terms
 
 __all__ = [
     "checkable_facts", "check_claim", "key_terms", "statements", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",

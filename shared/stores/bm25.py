@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from shared.analysis import english_analyzer
+
 ANALYZER = "en_taxnav"
 INDEX_PREFIX = "taxnav"
 
@@ -49,19 +51,6 @@ class Bm25Store(ABC):
 # --- tantivy (embedded) -----------------------------------------------------------------------
 
 
-def _analyzer() -> Any:
-    import tantivy
-
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
 class TantivyBm25Store(Bm25Store):
     """A tantivy index in ``path`` (one directory per generation)."""
 
@@ -75,7 +64,7 @@ class TantivyBm25Store(Bm25Store):
         builder.add_text_field("section_id", stored=True, tokenizer_name="raw")
         builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER, index_option="freq")
         self.schema = builder.build()
-        self.analyzer = _analyzer()
+        self.analyzer = english_analyzer(drop_stopwords=True)
         self._index: Any = None
 
     def _open(self, create: bool) -> Any:

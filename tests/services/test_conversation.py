@@ -90,7 +90,7 @@ def test_a_follow_up_answer_leads_with_what_the_follow_up_adds(asked, promoted):
 
 def test_a_word_written_as_one_meets_the_manuals_two():
     from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
-    from services.stages.text import terms  # noqa: PLC0415
+    from services.text.terms import terms  # noqa: PLC0415
 
     (motorcycle,) = terms("motorcycle")
     assert motorcycle in terms_with_compounds("Motor cycle | All | 24p")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.providers.local import _lookup_rows
-from services.stages.lexicon import expand, expansions
+from services.text.lexicon import expand, expansions
 
 CO2_TABLE = [
     "CO2 emissions (g/km) | 2013/14 | 2014/15",
@@ -29,7 +29,7 @@ def test_lexicon_holds_general_tax_vocabulary_not_eval_wording(corpus_dir) -> No
     import re
     from pathlib import Path
 
-    from services.stages.lexicon import LAY_TO_MANUAL
+    from services.text.lexicon import LAY_TO_MANUAL
 
     assert expansions("Is my paternity pay taxed?") == ["statutory paternity pay"]  # not maternity pay
     assert expand("tips and more tips").count("troncs") == 1
@@ -48,7 +48,7 @@ def test_lexicon_holds_general_tax_vocabulary_not_eval_wording(corpus_dir) -> No
 
 
 def test_acronyms_the_manual_defines_and_their_synonyms() -> None:
-    from services.stages.text import CorpusStats, defined_acronyms
+    from services.text.terms import CorpusStats, defined_acronyms
 
     text = (
         "Employers may enter into PAYE settlement agreements (PSAs). Employment and Support Allowance (ESA) "
@@ -252,7 +252,7 @@ def test_period_tables_are_looked_up_by_the_questions_tax_year_and_amounts_are_n
 
 
 def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_more() -> None:
-    from services.stages.text import terms
+    from services.text.terms import terms
 
     def q(text: str) -> str:
         return f" {' '.join(terms(text))} "
@@ -289,7 +289,7 @@ def test_a_heading_that_states_a_rule_is_quotable_with_the_paragraph_under_it() 
 
 def test_sentences_are_weighed_by_the_manuals_own_name_for_what_the_question_names() -> None:
     from services.providers.local import _weights
-    from services.stages.text import CorpusStats
+    from services.text.terms import CorpusStats
 
     stats = CorpusStats(
         ["Employment and Support Allowance (ESA) replaced incapacity benefit.", "ESA(IR) is not taxable.", "Salary is taxable.", "Other text."]
@@ -391,7 +391,7 @@ def test_question_kind(question: str, kind: str) -> None:
 
 
 def test_a_sentence_gives_what_its_kind_of_question_asks() -> None:
-    from services.stages.text import checkable_facts
+    from services.text.figures import checkable_facts
 
     def check(kind, text):  # noqa: ANN001, ANN202
         return gives(kind, text, checkable_facts(text))

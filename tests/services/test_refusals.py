@@ -10,8 +10,9 @@ from datetime import date
 import pytest
 
 from services.pipeline import answer_question
-from services.stages.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, stale
-from services.stages.text import CorpusStats, split_sentences
+from services.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, stale
+from services.text.sentences import split_sentences
+from services.text.terms import CorpusStats
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Page, Paragraph

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.stages.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, question_parts, route
+from services.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, question_parts, route
 from shared.contracts.refusals import ManualEvidence, PageRef
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from services.stages.text import checkable_facts
+from services.text.figures import checkable_facts
 from services.stages.verification import check_claim, enforce, faithfulness, verify
 from shared.config import Settings
 from shared.contracts.api import Sentence

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.stages import text
+from services.text import terms
 from services.tasks import warm_queues
 from shared.config import Settings
 from shared.index import CorpusIndex
@@ -12,7 +12,7 @@ from shared.index import CorpusIndex
 
 def _cold(settings: Settings) -> CorpusIndex:
     index = CorpusIndex.open(settings)
-    text._STATS.pop((index.manual, str(index.generation)), None)
+    terms._STATS.pop((index.manual, str(index.generation)), None)
     index._vectors.unload()  # as a fresh process finds it: vectors not yet loaded
     return index
 
@@ -21,14 +21,14 @@ def _cold(settings: Settings) -> CorpusIndex:
 def test_scoring_workers_load_corpus_statistics_and_vectors(slice_settings: Settings, queue: str) -> None:
     index = _cold(slice_settings)
     warm_queues({queue}, slice_settings)
-    assert (index.manual, str(index.generation)) in text._STATS
+    assert (index.manual, str(index.generation)) in terms._STATS
     assert index._vectors.loaded
 
 
 def test_a_graph_worker_loads_neither(slice_settings: Settings) -> None:
     index = _cold(slice_settings)
     warm_queues({"graph"}, slice_settings)
-    assert (index.manual, str(index.generation)) not in text._STATS
+    assert (index.manual, str(index.generation)) not in terms._STATS
     assert not index._vectors.loaded
 
 

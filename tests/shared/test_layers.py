@@ -17,6 +17,7 @@ from tests.conftest import REPO
 UPPER_LAYERS = ("services", "gateway", "ingest_worker", "taxnav")
 SHARED_MODULES = [
     "shared",
+    "shared.analysis",
     "shared.config",
     "shared.generation",
     "shared.index",

@@ -1,6 +1,6 @@
 """Typed refusals that need the evidence: low_coverage, stale, conflict.
 
-(``malformed`` and ``out_of_scope`` come from the scope guard, services/stages/scope.py.)
+(``malformed`` and ``out_of_scope`` come from the scope guard, services/scope.py.)
 Each category means one thing (shared/contracts/refusals.py has the evidence models):
 
 - low_coverage: the rule, relief or amount asked about does not appear in the manual: nothing
@@ -39,13 +39,15 @@ from shared.contracts.refusals import (
     PageRef,
     StaleEvidence,
 )
-from services.stages.scope import asks, clauses
-from services.stages.text import CorpusStats, checkable_facts, query_terms, split_sentences, terms, years_named
+from services.scope import asks, clauses
+from services.text.figures import checkable_facts, period_start, years_named
+from services.text.sentences import split_sentences
+from services.text.terms import CorpusStats, query_terms, terms
 
 # ---- low_coverage ---------------------------------------------------------------------
 
 # A scheme or rule named by an acronym with at least two capitals ("OpRA", "PSA", "SAYE").
-_ACRONYM = re.compile(r"\b(?=[A-Za-z]*[A-Z][a-z]*[A-Z])[A-Za-z]{2,8}\b")
+_SCHEME_ACRONYM = re.compile(r"\b(?=[A-Za-z]*[A-Z][a-z]*[A-Z])[A-Za-z]{2,8}\b")
 # A rule named by its amount: "the £500 exemption", "the £30k tax-free treatment", "the
 # £50 trivial benefits exemption" (the words between name what the rule is about).
 _AMOUNT_RULE = re.compile(
@@ -60,7 +62,7 @@ _GENERIC_RULE_WORDS = frozenset(terms("tax free tax-free annual yearly monthly w
 _RULE_NOUNS = r"(?:rules?|scheme|regime|arrangements?|exemption|relief|allowance|charge|legislation|provisions?)"
 
 
-def _names_subject(question: str, acronym: str) -> bool:
+def _asks_about_acronym(question: str, acronym: str) -> bool:
     """Whether the question is about what the acronym names (the OpRA rules, under the PSA
     scheme, 'optional remuneration arrangement (OpRA)'), not merely mentioning it in passing
     ("a body like the ICAEW")."""
@@ -79,7 +81,7 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
     trivial benefits are: the manual has many '£50's, but not in the right place).
     """
     missing = []
-    for acronym in dict.fromkeys(a for a in _ACRONYM.findall(question) if _names_subject(question, a)):
+    for acronym in dict.fromkeys(a for a in _SCHEME_ACRONYM.findall(question) if _asks_about_acronym(question, a)):
         forms = {acronym.lower(), acronym.lower() + "s"}
         if acronym.endswith("s") and acronym[:-1].isupper():
             forms.add(acronym[:-1].lower())  # PSAs -> PSA
@@ -184,10 +186,6 @@ LONG_PAST_YEARS = 2  # a figure whose latest year is more than this before today
 LATEST_FIGURES = 3
 
 
-def _period_start(year: int, tax_year: bool) -> date:
-    return date(year, 4, 6) if tax_year else date(year, 1, 1)
-
-
 def _year_label(year: int, tax_year: bool) -> str:
     return f"{year}-{(year + 1) % 100:02d}" if tax_year else str(year)
 
@@ -254,7 +252,7 @@ def stale(
     latest: datetime = max(p.public_updated_at for p in pages)
     named = years_named(question)
     if named:
-        later = [(y, t) for y, t in named if _period_start(y, t) > latest.date()]
+        later = [(y, t) for y, t in named if period_start(y, t) > latest.date()]
         if not later or len(later) < len(named):
             return None
         asked_for = ", ".join(_year_label(y, t) for y, t in later)

@@ -14,7 +14,7 @@ import re
 # Only general UK tax vocabulary, each the everyday name of a statutory term the manual uses:
 # no entry may be written from the wording of an eval question (an earlier table was, and was
 # removed); the manual's own other names (acronyms and their long forms) come from the corpus
-# itself (services.stages.text.CorpusStats.synonyms).
+# itself (services.text.terms.CorpusStats.synonyms).
 LAY_TO_MANUAL: tuple[tuple[str, str], ...] = (
     (r"years'? (?:of )?service|long[- ]service", "long service award"),
     (r"paternity", "statutory paternity pay"),

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from shared.contracts.api import MAX_QUESTION_CHARS, Refusal
 from shared.contracts.refusals import ManualEvidence, MalformedEvidence, OutOfScopeEvidence, Route
-from services.stages.text import STOPWORDS, query_terms, terms, words
+from services.text.terms import STOPWORDS, query_terms, terms, words
 
 # ---- malformed ------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ _ASKING = frozenset(
 )
 MAX_KEYWORD_QUERY_WORDS = 12
 MIN_KNOWN_WORD_SHARE = 0.5
-_ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
+_ALL_CAPS_WORD = re.compile(r"\b[A-Z]{2,6}s?\b")  # PAYE, SMP, HMRC(s)
 
 
 @lru_cache(maxsize=1)
@@ -99,7 +99,7 @@ def malformed_reason(question: str) -> str | None:
     if not alpha:
         return "The question contains no words."
     lexicon = _lexicon()
-    acronyms = {a.lower() for a in _ACRONYM.findall(text)}  # PAYE, SMP, HMRC: words of the domain
+    acronyms = {a.lower() for a in _ALL_CAPS_WORD.findall(text)}  # PAYE, SMP, HMRC: words of the domain
     known = sum(w in acronyms or _known(w, lexicon) for w in alpha)
     if known / len(alpha) < MIN_KNOWN_WORD_SHARE:
         return "The text does not read as a question (most of it is not words)."
