@@ -31,8 +31,8 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-# A question's sentences break after end punctuation alone: askers' text has no abbreviations
-# or tables to protect, and a lower-case start still starts a sentence ("... my car. is it taxed?").
+# A question's sentences break after end punctuation alone (a lower-case start too: askers
+# type "... my car. is it taxed?"); they serve to find the sentence that ends in '?'.
 _QUESTION_BREAK = re.compile(r"(?<=[.?!])\s+")
 
 
