@@ -73,7 +73,6 @@ EXPANSION_WEIGHT = 0.5
 ASK_WEIGHT = 2.0
 EXAMPLE_PAGE_FACTOR = 0.9
 LOOKUP_BONUS = 0.1
-TITLE_MATCH_WEIGHT = 0.0  # the question names all of a page's title: it asks about that page's rule
 SUBJECT_BONUS = 0.15  # the page's title names the question's subject ("Employment and Support Allowance: taxation")
 _EXAMPLE = re.compile(r"\bexamples?\b", re.I)
 
@@ -121,13 +120,6 @@ def names_subject(question_terms: str, title: str) -> bool:
     return bool(head) and f" {' '.join(head)} " in question_terms
 
 
-def title_match(title: str, question_terms: set[str], stats: CorpusStats) -> float:
-    """The idf-weighted share of a page title's terms the question names (1.0: the question
-    asks about exactly what the title states)."""
-    weights = {t: stats.idf(t) for t in terms(title) if stats.idf(t) > 0 and not t[0].isdigit()}
-    return coverage(weights, question_terms)
-
-
 def coverage(weights: dict[str, float], text_terms: set[str]) -> float:
     total = sum(weights.values())
     return sum(w for t, w in weights.items() if t in text_terms) / total if total else 0.0
@@ -155,20 +147,18 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     rate_question = bool(_RATE_INTENT.search(query.question))
     q_numbers, q_when = _lookup_numbers(query.question), _lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
-    q_term_set = set(q_terms.split())
     wants_example = bool(_ASKS_EXAMPLE.search(query.question))
-    stats = corpus_stats(index)
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
         sim = max((_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
         title = _title(index, bundle.section_id)
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov + TITLE_WEIGHT * coverage(weights, set(terms(title)))
-        rel += TITLE_MATCH_WEIGHT * title_match(title, q_term_set, stats)
         if names_subject(q_terms, title):
             rel += SUBJECT_BONUS
-        if _EXAMPLE.search(title) and not wants_example:
-            rel *= EXAMPLE_PAGE_FACTOR  # an illustration ranks below the rule it illustrates, unless one is asked for
+        if _EXAMPLE.search(title):
+            # an illustration ranks below the rule it illustrates, above it when one is asked for
+            rel = rel / EXAMPLE_PAGE_FACTOR if wants_example else rel * EXAMPLE_PAGE_FACTOR
         if rate_question and (q_numbers or q_when) and any(_table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += LOOKUP_BONUS  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
