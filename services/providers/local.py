@@ -563,7 +563,7 @@ _ASKS_DATE = re.compile(
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are)|meaning of|defin(?:e|ed|ition))\b", re.I)
 _ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
-_ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked|for instance)\b", re.I)
+_ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked (?:examples?|calculations?|computations?)|for instance)\b", re.I)  # "worked out" asks how, not for an example
 # What a sentence gives: a ruling ("is taxable", "is exempt", "no charge"), a time limit,
 # a definition. A question of one kind is answered first by a sentence of that kind.
 _RULING = re.compile(

@@ -516,3 +516,18 @@ def test_an_example_page_ranks_first_only_when_the_question_asks_for_an_example(
     plain = ranking("How does the small loans exemption work?")
     assert asked[0] == "EIM26142", asked[:4]  # "Exemptions: small loans: example"
     assert plain[0] != "EIM26142" and plain.index("EIM26142") > asked.index("EIM26142"), plain[:4]
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Is there a worked example of the van benefit?", True),
+        ("Can you give an example?", True),
+        ("How is that benefit worked out?", False),  # asks how, not for an example
+        ("How much is the van benefit?", False),
+    ],
+)
+def test_a_question_asks_for_an_example_only_in_so_many_words(question: str, asks: bool) -> None:
+    from services.providers.local import _ASKS_EXAMPLE
+
+    assert bool(_ASKS_EXAMPLE.search(question)) is asks
