@@ -149,6 +149,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
     rate_question = bool(_RATE_INTENT.search(query.question))
     q_numbers, q_when = _lookup_numbers(query.question), _lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
+    wants_example = bool(_ASKS_EXAMPLE.search(query.question))
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
@@ -158,7 +159,8 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
         if names_subject(q_terms, title):
             rel += SUBJECT_BONUS
         if _EXAMPLE.search(title):
-            rel *= EXAMPLE_PAGE_FACTOR  # an illustration ranks below the rule it illustrates
+            # an illustration ranks below the rule it illustrates, above it when one is asked for
+            rel = rel / EXAMPLE_PAGE_FACTOR if wants_example else rel * EXAMPLE_PAGE_FACTOR
         if rate_question and (q_numbers or q_when) and any(_table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += LOOKUP_BONUS  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
@@ -563,7 +565,7 @@ _ASKS_DATE = re.compile(
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are)|meaning of|defin(?:e|ed|ition))\b", re.I)
 _ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
-_ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked|for instance)\b", re.I)
+_ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked (?:examples?|calculations?|computations?)|for instance)\b", re.I)  # "worked out" asks how, not for an example
 # What a sentence gives: a ruling ("is taxable", "is exempt", "no charge"), a time limit,
 # a definition. A question of one kind is answered first by a sentence of that kind.
 _RULING = re.compile(

@@ -499,3 +499,35 @@ def test_the_answer_quotes_a_few_rows_of_a_table_not_the_whole_table() -> None:
     units[TABLE_ROWS].looked_up = True  # the row the asker's own figure picks always may go in
     assert not table_full(units[TABLE_ROWS], units[:TABLE_ROWS])
     assert not table_full(units[-1], units[:TABLE_ROWS])  # a sentence is never held back by a table
+
+
+def test_an_example_page_ranks_first_only_when_the_question_asks_for_an_example(slice_settings) -> None:  # noqa: ANN001
+    from services.pipeline import STAGES, new_state, run_stage
+    from services.providers.local import score_pages
+    from shared.contracts.api import QuestionRequest
+
+    def ranking(question: str) -> list[str]:
+        state = new_state(QuestionRequest(question=question), slice_settings)
+        for stage in STAGES[:3]:
+            state = run_stage(stage, state, slice_settings)
+        return [s.bundle.section_id for s in sorted(score_pages(state.query, state.rollup, slice_settings), key=lambda s: -s.relevance)]
+
+    asked = ranking("Can you give an example of the small loans exemption?")
+    plain = ranking("How does the small loans exemption work?")
+    assert asked[0] == "EIM26142", asked[:4]  # "Exemptions: small loans: example"
+    assert plain[0] != "EIM26142" and plain.index("EIM26142") > asked.index("EIM26142"), plain[:4]
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Is there a worked example of the van benefit?", True),
+        ("Can you give an example?", True),
+        ("How is that benefit worked out?", False),  # asks how, not for an example
+        ("How much is the van benefit?", False),
+    ],
+)
+def test_a_question_asks_for_an_example_only_in_so_many_words(question: str, asks: bool) -> None:
+    from services.providers.local import _ASKS_EXAMPLE
+
+    assert bool(_ASKS_EXAMPLE.search(question)) is asks
