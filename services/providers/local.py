@@ -38,11 +38,11 @@ from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
-from services.text.lexicon import expansions
-from services.stages.retrieval import query_vector
 from services.scope import employment_tie
-from services.text.figures import checkable_facts, years_named
-from services.text.sentences import split_sentences
+from services.stages.retrieval import query_vector
+from services.text.lexicon import expansions
+from services.text.figures import checkable_facts, period_start, years_named
+from services.text.sentences import question_sentences, split_sentences
 from services.text.terms import CorpusStats, corpus_stats, query_terms, terms
 from services.stages.verification import verify  # noqa: F401  (the local provider's verify)
 
@@ -98,8 +98,8 @@ def _weights(question: str, stats: CorpusStats, ask_weight: float = 1.0) -> dict
     weights = {t: stats.idf(t) for t in query_terms(question) if stats.idf(t) > 0}
     # The asking sentence ("... is it taxable?") says what the answer must address; the
     # sentences before it describe the asker's situation.
-    asks = [s for s in re.split(r"(?<=[.?!])\s+", question) if s.rstrip().endswith("?")]
-    if ask_weight != 1.0 and asks and len(asks) < len(re.split(r"(?<=[.?!])\s+", question.strip())):
+    asks = [s for s in question_sentences(question) if s.rstrip().endswith("?")]
+    if ask_weight != 1.0 and asks and len(asks) < len(question_sentences(question.strip())):
         for t in query_terms(" ".join(asks)):
             if t in weights:
                 weights[t] *= ask_weight
@@ -116,7 +116,7 @@ def title_subject(title: str) -> list[str]:
     return head if len(head) >= 2 else []
 
 
-def names_subject(question_terms: str, title: str) -> bool:
+def names_title_subject(question_terms: str, title: str) -> bool:
     """Whether the question (its terms joined by spaces, padded) names the title's subject as a phrase."""
     head = title_subject(title)
     return bool(head) and f" {' '.join(head)} " in question_terms
@@ -156,7 +156,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings) -> list[
         sim = max((_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
         title = _title(index, bundle.section_id)
         rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov + TITLE_WEIGHT * coverage(weights, set(terms(title)))
-        if names_subject(q_terms, title):
+        if names_title_subject(q_terms, title):
             rel += SUBJECT_BONUS
         if _EXAMPLE.search(title):
             # an illustration ranks below the rule it illustrates, above it when one is asked for
@@ -187,7 +187,7 @@ _PART_SPLIT = re.compile(rf",?\s+(?:and|or)\s+(?={_INTERROGATIVE}\b)|,\s+(?={_IN
 def question_parts(question: str) -> list[str]:
     """The separate things a question asks: its question sentences, split where a clause
     starting with an interrogative is joined on ("..., and is there a deadline?")."""
-    asks = [s for s in re.split(r"(?<=[.?!])\s+", question.strip()) if s.rstrip().endswith("?")]
+    asks = [s for s in question_sentences(question.strip()) if s.rstrip().endswith("?")]
     return [p for a in asks for p in _PART_SPLIT.split(a) if p.strip()]
 
 
@@ -466,7 +466,7 @@ def _lookup_date(question: str) -> date | None:
     if not named:
         return None
     year, tax_year = max(named)
-    return date(year, 4, 6) if tax_year else date(year, 1, 1)
+    return period_start(year, tax_year)
 
 
 def _rows(paragraph: Paragraph) -> list[str]:

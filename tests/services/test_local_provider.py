@@ -105,7 +105,7 @@ from services.providers.local import (  # noqa: E402
     context_of,
     is_signpost,
     list_items,
-    names_subject,
+    names_title_subject,
     repeats,
     similarity_floor,
 )
@@ -257,10 +257,10 @@ def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_mo
     def q(text: str) -> str:
         return f" {' '.join(terms(text))} "
 
-    assert names_subject(q("I get Employment and Support Allowance. Is it taxed?"), "Employment and Support Allowance: taxation")
-    assert not names_subject(q("Is support from my employer an allowance?"), "Employment and Support Allowance: taxation")
-    assert not names_subject(q("Is it just the \u00a310 over the limit?"), "10% limit")  # a figure is not a subject
-    assert not names_subject(q("Do I pay tax on my car?"), "Cars: general")  # one word names too much
+    assert names_title_subject(q("I get Employment and Support Allowance. Is it taxed?"), "Employment and Support Allowance: taxation")
+    assert not names_title_subject(q("Is support from my employer an allowance?"), "Employment and Support Allowance: taxation")
+    assert not names_title_subject(q("Is it just the \u00a310 over the limit?"), "10% limit")  # a figure is not a subject
+    assert not names_title_subject(q("Do I pay tax on my car?"), "Cars: general")  # one word names too much
 
 
 def test_questions_in_the_language_of_jobs_get_a_wider_on_topic_margin() -> None:
