@@ -478,7 +478,7 @@ def test_the_first_ingest_is_a_one_shot_job_from_the_mounted_corpus(resolved: di
     assert init["command"][:2] == ["taxnav", "ingest"] and option(init["command"], "--source") == ["/corpus"]
     corpus = [m for m in init["volumes"] if m["target"] == "/corpus"]
     assert len(corpus) == 1 and corpus[0]["type"] == "bind" and corpus[0]["read_only"] is True
-    assert Path(corpus[0]["source"]) == (ROOT.parent / "shared" / "corpus").resolve()  # ../shared/corpus by default
+    assert Path(corpus[0]["source"]).resolve() == (ROOT.parent / "shared" / "corpus").resolve()  # ../shared/corpus by default
     assert any(m["target"] == "/data" and m["source"] == "taxnav-data" for m in init["volumes"])
     settings = settings_from_env(init["environment"])
     assert settings.data_dir == Path("/data")

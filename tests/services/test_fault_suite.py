@@ -157,8 +157,8 @@ def test_a_queue_without_consumers_turns_readiness_red(cluster):
     selection = next(name for name in pool.processes if name.startswith("selection"))
     pool.kill(selection)
     try:
-        ready = eventually(lambda: (r := client.get("/readyz")).status_code == 503 and r)
-        assert ready.json()["checks"]["queue selection"] == "no consumer"
+        # red for this reason (a worker just killed may first show as Redis hiccups in other checks)
+        ready = eventually(lambda: (r := client.get("/readyz")).status_code == 503 and r.json()["checks"].get("queue selection") == "no consumer" and r)
         assert ready.json()["checks"]["queue retrieval"].startswith("ok")
     finally:
         pool.start("selection")
