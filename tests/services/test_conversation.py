@@ -95,3 +95,42 @@ def test_a_word_written_as_one_meets_the_manuals_two():
     (motorcycle,) = terms("motorcycle")
     assert motorcycle in terms_with_compounds("Motor cycle | All | 24p")
     assert motorcycle not in terms_with_compounds("Car or van | First 10,000 | 45p")
+
+
+def test_a_compound_word_names_the_manuals_row_for_it_and_not_its_neighbours():
+    from services.conversation import names_row, same_word  # noqa: PLC0415
+    from services.stages.text import terms  # noqa: PLC0415
+
+    (bicycle,) = terms("bicycle")
+    (motorcycle,) = terms("motorcycle")
+    assert names_row("Cycle ", {bicycle})
+    assert not names_row("Motor cycle ", {bicycle})  # the label read as one word is another vehicle
+    assert names_row("Motor cycle ", {motorcycle})
+    assert not same_word("strip", "trip")  # a one-letter head is not a compound
+    assert not same_word("bicycle", "le")  # nor is a tail too short to be a word of its own
+
+
+def test_a_narrowing_follow_up_leads_with_the_carried_pages_row_for_its_condition(earlier, slice_settings):
+    asked = "And if I do the trips on my bicycle?"
+    state = new_turn_state(ConversationQuestion(question=asked), earlier, slice_settings)
+    result = answer_state(state, slice_settings)
+    answer = [s for s in result.answer.sentences if s.role == "answer"]
+    assert "20p" in answer[0].text and answer[0].citations[0].startswith("EIM31240")
+    assert "24p" not in answer[0].text  # the motor cycle row is not the bicycle's
+
+
+def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone():
+    from services.providers.local import ANSWER_CLAIMS  # noqa: PLC0415
+
+    context = ConversationContext(kind="follow_up", asked="And for a van?", topic="What is the car benefit?")
+    state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
+    answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(ANSWER_CLAIMS - 1)]
+    intro = _sentence("The conditions are:", "EIM1#c1.p0")
+    van = DraftSentence(text="A van is taxed at a flat rate.", citations=["EIM1#c2.p0"], role="detail")
+    state.draft = Draft(sentences=[*answer, intro, van])
+    after_stage("stitching", state)
+    roles = [(s.text, s.role) for s in state.draft.sentences]
+    assert roles[0] == (van.text, "answer")
+    answer_part = [t for t, role in roles if role == "answer"]
+    assert len(answer_part) <= ANSWER_CLAIMS and not answer_part[-1].endswith(":")
+    assert {t for t, _ in roles} == {s.text for s in [*answer, intro, van]}  # pushed to the detail, not lost
