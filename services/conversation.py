@@ -201,6 +201,7 @@ def _choose(asked: str, condition: str, earlier: list[TurnResult], limit: int) -
     return f"{previous.follow_up.searched} {chosen.condition}", context
 
 
+YEAR_WEIGHT = 2  # a period covering the named year outranks a single word of the follow-up
 MIN_STEM = 4  # a manual word shorter than this is too common to be the tail of a compound
 
 
@@ -212,8 +213,9 @@ def same_word(asked: str, stated: str) -> bool:
 
 def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     """How much a sentence says about what the follow-up adds: its new terms the sentence
-    contains (in the manual's word forms), plus one when the sentence's period covers a year
-    the follow-up names."""
+    contains (in the manual's word forms), plus YEAR_WEIGHT when the sentence's period covers
+    a year the follow-up names (the year is the condition it narrows to; its other words,
+    'the figure back in ...', only frame it)."""
     from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
     from services.stages.text import years_named  # noqa: PLC0415
 
@@ -221,7 +223,7 @@ def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     score = sum(1 for t in new_terms if any(same_word(t, s) for s in stated_terms))
     stated = [y for y, _ in years_named(text)]
     if years and stated and any(min(stated) <= y <= max(stated) for y in years):
-        score += 1
+        score += YEAR_WEIGHT
     return score
 
 
@@ -272,7 +274,9 @@ def after_stage(stage: str, state: PipelineState) -> None:
         from services.stages.text import query_terms, years_named  # noqa: PLC0415
 
         said = {(c.text, tuple(c.citations)) for c in context.claims}
-        new_terms = set(query_terms(context.asked)) - set(query_terms(context.topic))
+        # the years it names are read as periods (``answers_follow_up``), not as words: '11'
+        # of '2010-11' would match any sentence with an 11 in it
+        new_terms = {t for t in set(query_terms(context.asked)) - set(query_terms(context.topic)) if not t.isdigit()}
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
         carried = {c.text: (score, c) for score, c in condition_claims(state, context.carried_sections, new_terms, years)}

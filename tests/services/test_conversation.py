@@ -134,3 +134,14 @@ def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone()
     answer_part = [t for t, role in roles if role == "answer"]
     assert len(answer_part) <= ANSWER_CLAIMS and not answer_part[-1].endswith(":")
     assert {t for t, _ in roles} == {s.text for s in [*answer, intro, van]}  # pushed to the detail, not lost
+
+
+def test_a_named_year_outranks_the_words_that_frame_it():
+    asked = "What was the figure back in 2010-11?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me each week for working from home?")
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    framing = _sentence("From 2012-13 you need not justify that figure; 11 weeks are enough.", "EIM1#c0.p0")
+    covering = DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p1"], role="detail")
+    state.draft = Draft(sentences=[framing, covering])
+    after_stage("stitching", state)
+    assert state.draft.sentences[0].text == covering.text and state.draft.sentences[0].role == "answer"
