@@ -222,9 +222,27 @@ def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     stated_terms = terms_with_compounds(text)
     score = sum(1 for t in new_terms if any(same_word(t, s) for s in stated_terms))
     stated = [y for y, _ in years_named(text)]
-    if years and stated and any(min(stated) <= y <= max(stated) for y in years):
+    if years and stated and any(min(stated) <= y <= max(stated) or in_earlier_period(text, y) for y in years):
         score += YEAR_WEIGHT
     return score
+
+
+_UNTIL = re.compile(r"\b(?:before|until|up to|prior to)\b[^.;]{0,20}$", re.I)
+_EARLIER = re.compile(r"^\S*\s+(?:and|or) (?:earlier|before)\b", re.I)
+OPEN_SPAN = 30  # years a period open at its start ('before 2003') is read to reach back
+
+
+def in_earlier_period(text: str, year: int) -> bool:
+    """Whether the sentence states a period that ends at a year and reaches back to ``year``:
+    'on or before 12 June 2003', 'for 2002/03 and earlier years'. Only backwards: the manual
+    states its current rule 'from' a date, and a later year than its pages is refused as stale;
+    what a follow-up naming an earlier year wants is the old rule."""
+    for m in _YEAR.finditer(text):
+        bound = int(m.group(0)[:4])
+        before, after = text[max(0, m.start() - 40) : m.start()], text[m.start() :]
+        if (_UNTIL.search(before) or _EARLIER.match(after)) and bound - OPEN_SPAN <= year <= bound:
+            return True
+    return False
 
 
 def names_row(label: str, new_terms: set[str]) -> bool:

@@ -145,3 +145,20 @@ def test_a_named_year_outranks_the_words_that_frame_it():
     state.draft = Draft(sentences=[framing, covering])
     after_stage("stitching", state)
     assert state.draft.sentences[0].text == covering.text and state.draft.sentences[0].role == "answer"
+
+
+def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
+    from services.conversation import in_earlier_period  # noqa: PLC0415
+
+    assert in_earlier_period("For awards made on or before 12 June 2003 the limit was £20 per year of service.", 2002)
+    assert in_earlier_period("For 2002/03 and earlier years, some awards were exempt.", 2001)
+    assert not in_earlier_period("For awards made on or before 12 June 2003 the limit was £20.", 2005)  # after the end
+    assert not in_earlier_period("From 6 April 2012 you can pay £4 per week.", 2013)  # the current rule: not an old one
+    asked = "And if we had made the award in 2002?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="What can we give a worker for 25 years of service tax free?")
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    current = _sentence("The limit is £50 for each year of service.", "EIM1#c0.p0")
+    old = DraftSentence(text="For awards made on or before 12 June 2003 the limit was £20 per year of service.", citations=["EIM1#c0.p1"], role="detail")
+    state.draft = Draft(sentences=[current, old])
+    after_stage("stitching", state)
+    assert state.draft.sentences[0].text == old.text
