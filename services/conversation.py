@@ -12,7 +12,10 @@ subject or opens a new one:
 A follow-up is searched as its own words followed by the question that opened the subject
 (whose tax years give way when the follow-up names its own); retrieval also ranks the
 subject's pages (services/stages/retrieval.py), and its answer leads with what the follow-up
-adds, the earlier turns' claims reused behind (``after_stage``). A choice of a conflict
+adds, the earlier turns' claims reused behind (``after_stage``): the carried pages' row or
+sentence for the condition it narrows to (in the manual's word forms: 'bicycle' meets the
+'Cycle' row) or for the year it names joins the answer when the draft lacks it, and the
+answer part keeps its shape (at most ANSWER_CLAIMS claims, no list intro left alone). A choice of a conflict
 option is a follow-up of the conflict turn with that option's condition: the other options'
 pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
 drifts to another tax is refused as out of scope; the later-year check reads the searched
