@@ -12,7 +12,10 @@ subject or opens a new one:
 A follow-up is searched as its own words followed by the question that opened the subject
 (whose tax years give way when the follow-up names its own); retrieval also ranks the
 subject's pages (services/stages/retrieval.py), and its answer leads with what the follow-up
-adds, the earlier turns' claims reused behind (``after_stage``). A choice of a conflict
+adds, the earlier turns' claims reused behind (``after_stage``): the carried pages' row or
+sentence for the condition it narrows to (in the manual's word forms: 'bicycle' meets the
+'Cycle' row) or for the year it names joins the answer when the draft lacks it, and the
+answer part keeps its shape (at most ANSWER_CLAIMS claims, no list intro left alone). A choice of a conflict
 option is a follow-up of the conflict turn with that option's condition: the other options'
 pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
 drifts to another tax is refused as out of scope; the later-year check reads the searched
@@ -49,7 +52,7 @@ from shared.contracts.conversation import (
     TurnResult,
 )
 from shared.contracts.corpus import section_of
-from shared.contracts.pipeline import PipelineState
+from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.contracts.refusals import ConflictEvidence, ConflictOption
 
 # ---- reading a turn ------------------------------------------------------------------------
@@ -201,17 +204,78 @@ def _choose(asked: str, condition: str, earlier: list[TurnResult], limit: int) -
     return f"{previous.follow_up.searched} {chosen.condition}", context
 
 
+YEAR_WEIGHT = 2  # a period covering the named year outranks a single word of the follow-up
+MIN_STEM = 4  # a manual word shorter than this is too common to be the tail of a compound
+
+
+def same_word(asked: str, stated: str) -> bool:
+    """The follow-up's word and the manual's are the same thing: equal, or the asker's word is
+    a compound ending in the manual's ('bicycle' -> the manual's 'cycle')."""
+    return asked == stated or (len(stated) >= MIN_STEM and len(asked) > len(stated) + 1 and asked.endswith(stated))
+
+
 def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     """How much a sentence says about what the follow-up adds: its new terms the sentence
-    contains, plus one when the sentence's period covers a year the follow-up names."""
+    contains (in the manual's word forms), plus YEAR_WEIGHT when the sentence's period covers
+    a year the follow-up names (the year is the condition it narrows to; its other words,
+    'the figure back in ...', only frame it)."""
     from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
     from services.text.figures import years_named  # noqa: PLC0415
 
-    score = len(new_terms & terms_with_compounds(text))
+    stated_terms = terms_with_compounds(text)
+    score = sum(1 for t in new_terms if any(same_word(t, s) for s in stated_terms))
     stated = [y for y, _ in years_named(text)]
-    if years and stated and any(min(stated) <= y <= max(stated) for y in years):
-        score += 1
+    if years and stated and any(min(stated) <= y <= max(stated) or in_earlier_period(text, y) for y in years):
+        score += YEAR_WEIGHT
     return score
+
+
+_UNTIL = re.compile(r"\b(?:before|until|up to|prior to)\b[^.;]{0,20}$", re.I)
+_EARLIER = re.compile(r"^\S*\s+(?:and|or) (?:earlier|before)\b", re.I)
+OPEN_SPAN = 30  # years a period open at its start ('before 2003') is read to reach back
+
+
+def in_earlier_period(text: str, year: int) -> bool:
+    """Whether the sentence states a period that ends at a year and reaches back to ``year``:
+    'on or before 12 June 2003', 'for 2002/03 and earlier years'. Only backwards: the manual
+    states its current rule 'from' a date, and a later year than its pages is refused as stale;
+    what a follow-up naming an earlier year wants is the old rule."""
+    for m in _YEAR.finditer(text):
+        bound = int(m.group(0)[:4])
+        before, after = text[max(0, m.start() - 40) : m.start()], text[m.start() :]
+        if (_UNTIL.search(before) or _EARLIER.match(after)) and bound - OPEN_SPAN <= year <= bound:
+            return True
+    return False
+
+
+def names_row(label: str, new_terms: set[str]) -> bool:
+    """A table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is a term the
+    follow-up adds: 'bicycle' names the 'Cycle' row, not the 'Motor cycle' one."""
+    from services.stages.text import terms, words  # noqa: PLC0415
+
+    whole = terms("".join(words(label)))
+    return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
+
+
+def condition_claims(state: PipelineState, sections: list[str], new_terms: set[str], years: list[int]) -> list[tuple[int, DraftSentence]]:
+    """The sentences and table rows of the carried pages (as selected for this turn) with
+    their score for what the follow-up adds: the row for the condition it narrows to ('Cycle |
+    All | 20p' for 'on my bicycle') may not be in the draft at all, or not lead it."""
+    from services.providers.local import chunk_units  # noqa: PLC0415
+
+    pages = [p for p in (state.selection.pages if state.selection else []) if p.section_id in sections]
+    found = []
+    for rank, page in enumerate(pages):
+        for chunk in page.chunks:
+            for unit in chunk_units(chunk, rank):
+                score = answers_follow_up(unit.text, new_terms, years)
+                # a table row whose label names the condition is the row for it: it outranks
+                # a sentence that only mentions it
+                if unit.row is not None and names_row(unit.cells.split("|")[0], new_terms):
+                    score += 1
+                if score and not unit.heading:
+                    found.append((score, DraftSentence(text=unit.text, citations=list(dict.fromkeys(p.id for p, _ in unit.parts)))))
+    return found
 
 
 def after_stage(stage: str, state: PipelineState) -> None:
@@ -227,22 +291,43 @@ def after_stage(stage: str, state: PipelineState) -> None:
     if stage == "rollup" and context.excluded_sections and state.rollup is not None:
         state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
     if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
+        from services.providers.local import ANSWER_CLAIMS  # noqa: PLC0415
         from services.text.figures import years_named  # noqa: PLC0415
         from services.text.terms import query_terms  # noqa: PLC0415
 
         said = {(c.text, tuple(c.citations)) for c in context.claims}
-        new_terms = set(query_terms(context.asked)) - set(query_terms(context.topic))
+        # the years it names are read as periods (``answers_follow_up``), not as words: '11'
+        # of '2010-11' would match any sentence with an 11 in it
+        new_terms = {t for t in set(query_terms(context.asked)) - set(query_terms(context.topic)) if not t.isdigit()}
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
-        scores = [answers_follow_up(s.text, new_terms, years) for s in sentences]
+        carried = {c.text: (score, c) for score, c in condition_claims(state, context.carried_sections, new_terms, years)}
+        scores = [carried[s.text][0] if s.text in carried else answers_follow_up(s.text, new_terms, years) for s in sentences]
+        # a sentence or row of the carried pages that says more about the narrowed condition
+        # than anything in the draft joins it
+        drafted = {s.text for s in sentences}
+        extra = [(score, c) for text, (score, c) in carried.items() if text not in drafted]
+        if extra and max(score for score, _ in extra) > max(scores, default=0):
+            top = max(score for score, _ in extra)
+            added = [c for score, c in extra if score == top][:1]
+            sentences = [*added, *sentences]
+            scores = [top, *scores]
         best = max(scores, default=0)
-        leading = [i for i, score in enumerate(scores) if best and score == best]
+        # a list intro (ending ':') leads only with its list behind it, so never on its own
+        leading = [i for i, score in enumerate(scores) if best and score == best and not sentences[i].text.rstrip().endswith(":")]
         lead = [sentences[i].model_copy(update={"role": "answer"}) for i in leading]
         rest = [s for i, s in enumerate(sentences) if i not in leading]
         answer = [s for s in rest if s.role == "answer"]
         fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
         repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
-        state.draft.sentences = [*lead, *fresh, *repeated, *(s for s in rest if s.role != "answer")]
+        ordered = [*lead, *fresh, *repeated]
+        # the answer part keeps its shape (at most ANSWER_CLAIMS claims); what the lead pushed
+        # out stays as detail, ahead of the rest
+        kept = ordered[:ANSWER_CLAIMS]
+        while kept and kept[-1].text.rstrip().endswith(":"):  # no list intro left without its list
+            kept.pop()
+        pushed = [s.model_copy(update={"role": "detail"}) for s in ordered[len(kept):]]
+        state.draft.sentences = [*kept, *pushed, *(s for s in rest if s.role != "answer")]
 
 
 def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], settings: Settings) -> PipelineState:

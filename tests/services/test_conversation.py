@@ -95,3 +95,70 @@ def test_a_word_written_as_one_meets_the_manuals_two():
     (motorcycle,) = terms("motorcycle")
     assert motorcycle in terms_with_compounds("Motor cycle | All | 24p")
     assert motorcycle not in terms_with_compounds("Car or van | First 10,000 | 45p")
+
+
+def test_a_compound_word_names_the_manuals_row_for_it_and_not_its_neighbours():
+    from services.conversation import names_row, same_word  # noqa: PLC0415
+    from services.stages.text import terms  # noqa: PLC0415
+
+    (bicycle,) = terms("bicycle")
+    (motorcycle,) = terms("motorcycle")
+    assert names_row("Cycle ", {bicycle})
+    assert not names_row("Motor cycle ", {bicycle})  # the label read as one word is another vehicle
+    assert names_row("Motor cycle ", {motorcycle})
+    assert not same_word("strip", "trip")  # a one-letter head is not a compound
+    assert not same_word("bicycle", "le")  # nor is a tail too short to be a word of its own
+
+
+def test_a_narrowing_follow_up_leads_with_the_carried_pages_row_for_its_condition(earlier, slice_settings):
+    asked = "And if I do the trips on my bicycle?"
+    state = new_turn_state(ConversationQuestion(question=asked), earlier, slice_settings)
+    result = answer_state(state, slice_settings)
+    answer = [s for s in result.answer.sentences if s.role == "answer"]
+    assert "20p" in answer[0].text and answer[0].citations[0].startswith("EIM31240")
+    assert "24p" not in answer[0].text  # the motor cycle row is not the bicycle's
+
+
+def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone():
+    from services.providers.local import ANSWER_CLAIMS  # noqa: PLC0415
+
+    context = ConversationContext(kind="follow_up", asked="And for a van?", topic="What is the car benefit?")
+    state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
+    answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(ANSWER_CLAIMS - 1)]
+    intro = _sentence("The conditions are:", "EIM1#c1.p0")
+    van = DraftSentence(text="A van is taxed at a flat rate.", citations=["EIM1#c2.p0"], role="detail")
+    state.draft = Draft(sentences=[*answer, intro, van])
+    after_stage("stitching", state)
+    roles = [(s.text, s.role) for s in state.draft.sentences]
+    assert roles[0] == (van.text, "answer")
+    answer_part = [t for t, role in roles if role == "answer"]
+    assert len(answer_part) <= ANSWER_CLAIMS and not answer_part[-1].endswith(":")
+    assert {t for t, _ in roles} == {s.text for s in [*answer, intro, van]}  # pushed to the detail, not lost
+
+
+def test_a_named_year_outranks_the_words_that_frame_it():
+    asked = "What was the figure back in 2010-11?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me each week for working from home?")
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    framing = _sentence("From 2012-13 you need not justify that figure; 11 weeks are enough.", "EIM1#c0.p0")
+    covering = DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p1"], role="detail")
+    state.draft = Draft(sentences=[framing, covering])
+    after_stage("stitching", state)
+    assert state.draft.sentences[0].text == covering.text and state.draft.sentences[0].role == "answer"
+
+
+def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
+    from services.conversation import in_earlier_period  # noqa: PLC0415
+
+    assert in_earlier_period("For awards made on or before 12 June 2003 the limit was £20 per year of service.", 2002)
+    assert in_earlier_period("For 2002/03 and earlier years, some awards were exempt.", 2001)
+    assert not in_earlier_period("For awards made on or before 12 June 2003 the limit was £20.", 2005)  # after the end
+    assert not in_earlier_period("From 6 April 2012 you can pay £4 per week.", 2013)  # the current rule: not an old one
+    asked = "And if we had made the award in 2002?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="What can we give a worker for 25 years of service tax free?")
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    current = _sentence("The limit is £50 for each year of service.", "EIM1#c0.p0")
+    old = DraftSentence(text="For awards made on or before 12 June 2003 the limit was £20 per year of service.", citations=["EIM1#c0.p1"], role="detail")
+    state.draft = Draft(sentences=[current, old])
+    after_stage("stitching", state)
+    assert state.draft.sentences[0].text == old.text
