@@ -251,7 +251,7 @@ def in_earlier_period(text: str, year: int) -> bool:
 def names_row(label: str, new_terms: set[str]) -> bool:
     """A table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is a term the
     follow-up adds: 'bicycle' names the 'Cycle' row, not the 'Motor cycle' one."""
-    from services.stages.text import terms, words  # noqa: PLC0415
+    from services.text.terms import terms, words  # noqa: PLC0415
 
     whole = terms("".join(words(label)))
     return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)

@@ -99,7 +99,7 @@ def test_a_word_written_as_one_meets_the_manuals_two():
 
 def test_a_compound_word_names_the_manuals_row_for_it_and_not_its_neighbours():
     from services.conversation import names_row, same_word  # noqa: PLC0415
-    from services.stages.text import terms  # noqa: PLC0415
+    from services.text.terms import terms  # noqa: PLC0415
 
     (bicycle,) = terms("bicycle")
     (motorcycle,) = terms("motorcycle")
