@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+from pathlib import Path
+from typing import Any
 
 from shared.config import Settings
 
@@ -67,3 +70,12 @@ def _lazy(module: str, takes_settings: bool = True):  # noqa: ANN202
         return int((benchmark(args, settings) if takes_settings else benchmark(args)) or 0)
 
     return run
+
+
+def write_report(report: dict[str, Any], out: str | Path) -> Path:
+    """A benchmark's figures as JSON at ``out`` (its folder made as needed)."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"written: {path}")
+    return path

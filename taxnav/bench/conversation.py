@@ -10,12 +10,12 @@ Conversations are written to a temporary directory (the data directory is only r
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
 
 from shared.config import Settings
+from taxnav.bench import write_report
 from taxnav.bench.query import summary
 
 TARGET_EXTRA_MS = 20.0
@@ -60,8 +60,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"first turns ({len(timed['first'])}): p50 {first['p50']:.1f} ms, p95 {first['p95']:.1f} ms")
     print(f"follow-ups ({len(timed['follow_up'])}): p50 {follow['p50']:.1f} ms, p95 {follow['p95']:.1f} ms")
     print(f"follow-up p50 - first p50: {report['follow_up_p50_minus_first_p50_ms']:+.1f} ms (target <= +{TARGET_EXTRA_MS:.0f}: {'met' if report['target_met'] else 'NOT met'})")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"written: {out}")
+    write_report(report, args.out)
     return 0

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from taxnav.bench import write_report
 from taxnav.replay_server import ReplayServer
 
 TARGETS = {"full_wall_s": 360.0, "unchanged_wall_s": 15.0, "changed_wall_s": 10.0, "peak_rss_mb": 2048.0}
@@ -116,11 +117,8 @@ def run(args: argparse.Namespace) -> int:
         "peak_rss_mb": peak <= TARGETS["peak_rss_mb"],
     }
     results["load_avg_at_end"] = os.getloadavg()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1), encoding="utf-8")
     print(_table(results))
-    print(f"written {out}")
+    write_report(results, args.out)
     return 0
 
 

@@ -13,7 +13,6 @@ reports/bench-load.json) and prints it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import threading
@@ -27,6 +26,7 @@ import httpx
 
 from services.workers import WorkerPool, purge
 from shared.config import Settings
+from taxnav.bench import write_report
 from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
 
 LEVELS = (1, 4, 16, 64, 128)
@@ -188,8 +188,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report[mode] = run_mode(mode, settings, questions, levels, args.seconds)
         report[mode]["verdicts"] = verdicts(report[mode]["levels"])
         print(f"{mode}: {report[mode]['verdicts']}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"\nwritten: {out}")
+    write_report(report, args.out)
     return 0

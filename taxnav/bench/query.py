@@ -27,6 +27,7 @@ from services.results import MemoryStore, RedisStore
 from services.workers import WorkerPool, purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
+from taxnav.bench import write_report
 
 WARMUP_TIMEOUT_S = 300.0  # first questions load the index and the embedder in every worker
 TARGETS = {"embedded_p50_ms": 150, "embedded_p95_ms": 400, "distributed_overhead_p50_ms": 30, "distributed_qps": 15}
@@ -167,10 +168,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     report["embedded"]["throughput"] = gateway_throughput({"TAXNAV_MODE": "embedded", "TAXNAV_DATA_DIR": data_dir}, data_dir, questions, clients, requests)
     print_throughput(report)
 
-    out = Path(getattr(args, "out", None) or "reports/bench-query.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"\nwritten: {out}")
+    write_report(report, getattr(args, "out", None) or "reports/bench-query.json")
     return 0
 
 

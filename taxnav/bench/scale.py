@@ -27,6 +27,7 @@ from ingest_worker.ingest import run_ingest
 from shared.config import Settings
 from shared.embeddings import base_embedder
 from shared.generation import serving_path
+from taxnav.bench import write_report
 from taxnav.bench.load import rss_mb
 from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
 
@@ -159,9 +160,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "rss_growth": round(largest["gateway_rss_mb"] / smallest["gateway_rss_mb"], 2),
         }
         print(report["verdicts"])
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"\nwritten: {out}")
+    write_report(report, args.out)
     return 0
 

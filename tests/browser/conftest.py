@@ -6,9 +6,6 @@ Never `playwright install`: the browser is the system one (.ci/run installs `chr
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,11 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from gateway.app import create_app
 from shared.config import Settings
+from tests.support.gateway import served
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -56,30 +53,11 @@ new MutationObserver((records) => {
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def serve_gateway(settings: Settings) -> Iterator[str]:
     """The real gateway app (pipeline in process) for ``settings``, over real HTTP."""
-    port = _free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="gateway", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the gateway did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with served(create_app(settings)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
