@@ -18,7 +18,8 @@ from kombu.exceptions import OperationalError
 from services.errors import PipelineTimeout, Unavailable, as_info
 from services.celery_app import make_stage_app, stage_task_name
 from services.pipeline import STAGE_QUEUES, STAGES, Stage, finish, new_state, run_stage
-from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
+from services.results import OnEvent, QuestionStore, RedisStore, wait_result
+from shared.contracts.events import QuestionEvent, stage_event
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import section_of

@@ -19,7 +19,8 @@ from services.celery_app import celery_app, stage_task_name
 from services.dispatch import finish_to_store, run_stages
 from services.errors import as_info
 from services.pipeline import STAGE_QUEUES, STAGES
-from services.results import REDIS_CONNECTIONS, QuestionEvent, RedisStore, stage_event
+from services.results import REDIS_CONNECTIONS, RedisStore
+from shared.contracts.events import QuestionEvent, stage_event
 from services.stages.retrieval import remember_vector
 from services.text.terms import corpus_stats
 from services.wire import WireState, encode, rebuild

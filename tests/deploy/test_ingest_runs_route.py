@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from ingest_worker.runs import DateMove, IngestRun, record_run
+from shared.contracts.ingest_runs import DateMove, IngestRun, record_run
 from shared.config import Settings
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

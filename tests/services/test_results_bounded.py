@@ -10,7 +10,8 @@ import pytest
 import redis
 
 from services.pipeline import answer_question
-from services.results import QuestionEvent, RedisStore, follow
+from services.results import RedisStore, follow
+from shared.contracts.events import QuestionEvent
 from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
