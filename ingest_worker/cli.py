@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ingest_worker.crawler import DirSource, is_url
 from shared.cli_common import Exit
 from shared.config import Settings
+from shared.contracts.ingest_runs import RunStart
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
