@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from shared.config import Settings
@@ -85,6 +85,48 @@ STAGES: tuple[Stage, ...] = _stages()
 STAGE_QUEUES: tuple[str, ...] = tuple(dict.fromkeys(stage.queue for stage in STAGES))
 
 
+def sections_named(state: PipelineState) -> list[str]:
+    """The pages a state's candidates sit on, best first."""
+    found: dict[str, None] = {}
+    if state.retrieval:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.retrieval.hits))
+    if state.expansion:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.expansion.hits))
+    for bundles in (state.rollup, state.selection):
+        if bundles:
+            found.update(dict.fromkeys(p.section_id for p in bundles.pages))
+    return list(found)
+
+
+# Cross-reference hops from the current pages a stage may score chunks on.
+PREFETCH_HOPS = {"expansion": 2}
+
+
+def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> None:
+    """One vector fetch per stage for every chunk it may score, instead of one per chunk
+    (a round trip each with a Qdrant server)."""
+    if state.refusal is not None or not settings.retrieval.use_vectors:
+        return
+    sections = sections_named(state)
+    if sections:
+        index = CorpusIndex.open(settings, state.query.manual)
+        index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
+
+
+def run_stages(
+    stages: Sequence[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
+) -> PipelineState:
+    """The one stage loop (embedded, each Celery queue's task, the eval): ``on_trace`` hears
+    each stage that ran."""
+    for stage in stages:
+        prefetch_vectors(stage, state, settings)
+        done = len(state.trace)
+        state = run_stage(stage, state, settings)
+        if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
+            on_trace(state.trace[-1])
+    return state
+
+
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
     from services import scope  # noqa: PLC0415
@@ -144,22 +186,3 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     # How old the answer's figures are: the newest update of the pages it cites.
     result.answer.as_of = max((c.public_updated_at for c in result.citations), default=None)
     return result
-
-
-def answer_question(
-    request: QuestionRequest, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
-) -> QuestionResult:
-    """Embedded mode: every stage in this process, in order."""
-    return answer_state(new_state(request, settings), settings, on_event)
-
-
-def answer_state(
-    state: PipelineState, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
-) -> QuestionResult:
-    """Embedded mode for a prepared envelope (a conversation turn carries its context)."""
-    for stage in STAGES:
-        done = len(state.trace)
-        state = run_stage(stage, state, settings)
-        if on_event is not None and len(state.trace) > done:
-            on_event(stage.name, state.trace[-1])
-    return finish(state, settings)

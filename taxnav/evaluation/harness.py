@@ -161,7 +161,7 @@ def run_eval(
     progress: bool = False,
     judge: str | None = None,
 ) -> EvalRun:
-    from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy imports)
+    from services.pipeline import STAGES  # noqa: PLC0415  (heavy imports)
     from services.results import MemoryStore  # noqa: PLC0415
     from services.stages.verification import checkable_facts  # noqa: PLC0415
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415

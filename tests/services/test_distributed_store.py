@@ -10,10 +10,10 @@ import pytest
 
 from services.errors import PipelineTimeout, ProviderError
 from services.results import MemoryStore, RedisStore, follow, wait_result
-from shared.contracts.events import QuestionEvent, stage_event
 from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, StageTrace
+from shared.contracts.events import QuestionEvent, stage_event
 
 
 def redis_settings() -> Settings:
