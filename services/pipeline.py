@@ -12,6 +12,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from services import scope
+from services.conversation import after_stage
+from services.stages import expansion, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
 from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
@@ -37,8 +40,6 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
     started = time.perf_counter()
     state = stage.step(state, settings)
     if state.context is not None:
-        from services.conversation import after_stage  # noqa: PLC0415
-
         after_stage(stage.name, state)
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
@@ -64,22 +65,14 @@ def candidate_ids(stage_name: str, state: PipelineState) -> list[str]:
     return []
 
 
-def _stages() -> tuple[Stage, ...]:
-    # Imported here: the stage modules import the index and the providers, which a process
-    # that only builds the Celery chain (the gateway) may never need.
-    from services.stages import expansion, retrieval, rollup, selection, stitching, verification  # noqa: PLC0415
-
-    return (
-        Stage("retrieval", "retrieval", retrieval.step),
-        Stage("expansion", "graph", expansion.step),
-        Stage("rollup", "graph", rollup.step),
-        Stage("selection", "selection", selection.step),
-        Stage("stitching", "stitching", stitching.step),
-        Stage("verification", "verification", verification.step),
-    )
-
-
-STAGES: tuple[Stage, ...] = _stages()
+STAGES: tuple[Stage, ...] = (
+    Stage("retrieval", "retrieval", retrieval.step),
+    Stage("expansion", "graph", expansion.step),
+    Stage("rollup", "graph", rollup.step),
+    Stage("selection", "selection", selection.step),
+    Stage("stitching", "stitching", stitching.step),
+    Stage("verification", "verification", verification.step),
+)
 # The stage queues in pipeline order (a queue may hold several consecutive stages): the one
 # list of them, for the Celery routes, the workers and the compose services.
 STAGE_QUEUES: tuple[str, ...] = tuple(dict.fromkeys(stage.queue for stage in STAGES))
@@ -129,8 +122,6 @@ def run_stages(
 
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
-    from services import scope  # noqa: PLC0415
-
     query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
     return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))
 
