@@ -1,5 +1,7 @@
 """The question pipeline: one ordered table of stages, run in process (embedded) or as a
-Celery chain (distributed, services/tasks.py). Both modes call the same ``run_stage``.
+Celery chain (distributed, services/tasks.py). Both modes, and the eval, run the one loop
+``run_stages``; a question is asked through services/dispatch.py (``answer``, or ``submit``
+and ``wait_result``).
 
 Every stage step takes the ``PipelineState`` envelope and returns it with its own typed
 output filled in; once any stage sets ``refusal``, later stages pass the state through.
