@@ -25,7 +25,7 @@ from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders
-from services.pipeline import answer_question
+from services.dispatch import answer
 from services.results import make_store
 from shared import __version__
 from shared.config import Settings, get_settings
@@ -87,7 +87,7 @@ def warm_up(settings: Settings, done: threading.Event) -> None:
     try:
         open_index(settings)
         if settings.mode == "embedded" and settings.models.provider == "local":
-            answer_question(QuestionRequest(question=WARM_UP_QUESTION), settings)
+            answer(QuestionRequest(question=WARM_UP_QUESTION), settings)
     except Exception as exc:  # noqa: BLE001  (a missing index is reported by /readyz and each request)
         log.warning("warm-up skipped: %s", exc)
     finally:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ingest_worker.crawler import DirSource, is_url
 from shared.cli_common import Exit
 from shared.config import Settings
+from shared.contracts.ingest_runs import RunStart
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     import redis  # noqa: PLC0415
 
     from ingest_worker.ingest import IngestError  # noqa: PLC0415
-    from ingest_worker.runs import RunStart, recorded_ingest  # noqa: PLC0415
+    from ingest_worker.runs import recorded_ingest  # noqa: PLC0415
     from ingest_worker.tasks import locked_recorded_ingest, serve_schedule  # noqa: PLC0415
     from shared.embeddings import EmbeddingError  # noqa: PLC0415
     from shared.stores import uses_servers  # noqa: PLC0415

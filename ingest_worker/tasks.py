@@ -3,7 +3,7 @@ ingest_worker/celery_app.py, ingest_worker/beat_schedule.py).
 
 A run takes a per-manual Redis lock first: a run started while another holds it is refused,
 not queued behind it, and every run (ok, failed, refused) is recorded in
-``<data_dir>/ingest_runs.jsonl`` (ingest_worker/runs.py). ``taxnav ingest`` takes the same
+``<data_dir>/ingest_runs.jsonl`` (shared/contracts/ingest_runs.py). ``taxnav ingest`` takes the same
 lock when the stores are servers (several machines may write to them); every run also holds
 the data directory's file lock (ingest_worker/ingest.py).
 """
@@ -20,8 +20,9 @@ import redis
 from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK
 from ingest_worker.celery_app import celery_app
 from ingest_worker.ingest import IngestSummary
-from ingest_worker.runs import IngestRun, RunStart, RunTrigger, recorded_ingest
+from ingest_worker.runs import finish_run, recorded_ingest
 from shared.config import Settings, get_settings
+from shared.contracts.ingest_runs import IngestRun, RunStart, RunTrigger
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def locked_recorded_ingest(settings: Settings, start: RunStart, **ingest_options
     if not lock.acquire(blocking=False, token=holder):
         other = client.get(lock.name)
         busy = other.decode() if other else "another run"
-        run = start.finish(settings.data_dir, "refused", f"an ingest of {manual} is already in progress (run {busy}); not started twice")
+        run = finish_run(start, settings.data_dir, "refused", f"an ingest of {manual} is already in progress (run {busy}); not started twice")
         log.warning("ingest run %s refused: %s", start.run_id, run.message)
         return run, None
     try:

@@ -107,6 +107,7 @@ def _page_line(page: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from services.dispatch import answer  # noqa: PLC0415  (heavy: the stages, Celery)
     from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415  (heavy, as above)
 
     if args.conversation:  # a conversation's turn: the handler `taxnav chat` registered (taxnav/chat.py)
@@ -119,14 +120,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return Exit.USAGE
     request = QuestionRequest(question=args.question, manual=manual)
     try:
-        if settings.mode == "distributed":
-            from services.dispatch import answer_distributed  # noqa: PLC0415
-
-            result = answer_distributed(request, settings)
-        else:
-            from services.pipeline import answer_question  # noqa: PLC0415
-
-            result = answer_question(request, settings)
+        result = answer(request, settings)  # in this process or the Celery chain, per settings.mode
     except PipelineError as exc:
         print(f"taxnav ask: {exc.kind}: {exc}", file=sys.stderr)
         return Exit.ERROR

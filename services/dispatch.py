@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -17,53 +16,12 @@ from kombu.exceptions import OperationalError
 
 from services.errors import PipelineTimeout, Unavailable, as_info
 from services.celery_app import make_stage_app, stage_task_name
-from services.pipeline import STAGE_QUEUES, STAGES, Stage, finish, new_state, run_stage
-from services.results import OnEvent, QuestionEvent, QuestionStore, RedisStore, stage_event, wait_result
+from services.pipeline import STAGE_QUEUES, STAGES, finish, new_state, run_stages
+from services.results import OnEvent, QuestionStore, make_store, wait_result
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
-from shared.contracts.corpus import section_of
+from shared.contracts.events import QuestionEvent, stage_event
 from shared.contracts.pipeline import PipelineState
-from shared.index import CorpusIndex
-
-
-def sections_named(state: PipelineState) -> list[str]:
-    """The pages a state's candidates sit on, best first."""
-    found: dict[str, None] = {}
-    if state.retrieval:
-        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.retrieval.hits))
-    if state.expansion:
-        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.expansion.hits))
-    for bundles in (state.rollup, state.selection):
-        if bundles:
-            found.update(dict.fromkeys(p.section_id for p in bundles.pages))
-    return list(found)
-
-
-# Cross-reference hops from the current pages a stage may score chunks on.
-PREFETCH_HOPS = {"expansion": 2}
-
-
-def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> None:
-    """One vector fetch per stage for every chunk it may score, instead of one per chunk
-    (a round trip each with a Qdrant server)."""
-    if state.refusal is not None or not settings.retrieval.use_vectors:
-        return
-    sections = sections_named(state)
-    if sections:
-        index = CorpusIndex.open(settings, state.query.manual)
-        index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
-
-
-def run_stages(
-    stages: list[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
-) -> PipelineState:
-    for stage in stages:
-        prefetch_vectors(stage, state, settings)
-        done = len(state.trace)
-        state = run_stage(stage, state, settings)
-        if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
-            on_trace(state.trace[-1])
-    return state
 
 
 def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore) -> None:
@@ -173,12 +131,12 @@ def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> st
     return qid
 
 
-def answer(request: QuestionRequest, settings: Settings, store: QuestionStore, on_event: OnEvent | None = None) -> QuestionResult:
-    """Scope guard here, stages per ``settings.mode``; raises a PipelineError on failure or timeout."""
+def answer(
+    request: QuestionRequest, settings: Settings, store: QuestionStore | None = None, on_event: OnEvent | None = None
+) -> QuestionResult:
+    """The one way to ask and wait: scope guard here, stages per ``settings.mode`` (in this
+    process or the Celery chain), reported to ``store`` (by default the mode's own store).
+    Raises a PipelineError on failure or timeout."""
+    store = make_store(settings) if store is None else store
     qid = submit(new_state(request, settings), settings, store)
     return wait_result(store, qid, on_event)
-
-
-def answer_distributed(request: QuestionRequest, settings: Settings, on_event: OnEvent | None = None) -> QuestionResult:
-    """The distributed counterpart of ``pipeline.answer_question``: same request, same result."""
-    return answer(request, settings.model_copy(update={"mode": "distributed"}), RedisStore(settings), on_event)

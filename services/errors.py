@@ -8,12 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
-
-class ErrorInfo(BaseModel):
-    type: str
-    message: str
+from shared.contracts.events import ErrorInfo
 
 
 class PipelineError(Exception):

@@ -1,5 +1,7 @@
 """The question pipeline: one ordered table of stages, run in process (embedded) or as a
-Celery chain (distributed, services/tasks.py). Both modes call the same ``run_stage``.
+Celery chain (distributed, services/tasks.py). Both modes, and the eval, run the one loop
+``run_stages``; a question is asked through services/dispatch.py (``answer``, or ``submit``
+and ``wait_result``).
 
 Every stage step takes the ``PipelineState`` envelope and returns it with its own typed
 output filled in; once any stage sets ``refusal``, later stages pass the state through.
@@ -9,9 +11,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from services import scope
+from services.conversation import after_stage
+from services.stages import expansion, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
 from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
@@ -37,8 +42,6 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
     started = time.perf_counter()
     state = stage.step(state, settings)
     if state.context is not None:
-        from services.conversation import after_stage  # noqa: PLC0415
-
         after_stage(stage.name, state)
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
@@ -64,31 +67,63 @@ def candidate_ids(stage_name: str, state: PipelineState) -> list[str]:
     return []
 
 
-def _stages() -> tuple[Stage, ...]:
-    # Imported here: the stage modules import the index and the providers, which a process
-    # that only builds the Celery chain (the gateway) may never need.
-    from services.stages import expansion, retrieval, rollup, selection, stitching, verification  # noqa: PLC0415
-
-    return (
-        Stage("retrieval", "retrieval", retrieval.step),
-        Stage("expansion", "graph", expansion.step),
-        Stage("rollup", "graph", rollup.step),
-        Stage("selection", "selection", selection.step),
-        Stage("stitching", "stitching", stitching.step),
-        Stage("verification", "verification", verification.step),
-    )
-
-
-STAGES: tuple[Stage, ...] = _stages()
+STAGES: tuple[Stage, ...] = (
+    Stage("retrieval", "retrieval", retrieval.step),
+    Stage("expansion", "graph", expansion.step),
+    Stage("rollup", "graph", rollup.step),
+    Stage("selection", "selection", selection.step),
+    Stage("stitching", "stitching", stitching.step),
+    Stage("verification", "verification", verification.step),
+)
 # The stage queues in pipeline order (a queue may hold several consecutive stages): the one
 # list of them, for the Celery routes, the workers and the compose services.
 STAGE_QUEUES: tuple[str, ...] = tuple(dict.fromkeys(stage.queue for stage in STAGES))
 
 
+def sections_named(state: PipelineState) -> list[str]:
+    """The pages a state's candidates sit on, best first."""
+    found: dict[str, None] = {}
+    if state.retrieval:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.retrieval.hits))
+    if state.expansion:
+        found.update(dict.fromkeys(section_of(h.chunk_id) for h in state.expansion.hits))
+    for bundles in (state.rollup, state.selection):
+        if bundles:
+            found.update(dict.fromkeys(p.section_id for p in bundles.pages))
+    return list(found)
+
+
+# Cross-reference hops from the current pages a stage may score chunks on.
+PREFETCH_HOPS = {"expansion": 2}
+
+
+def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> None:
+    """One vector fetch per stage for every chunk it may score, instead of one per chunk
+    (a round trip each with a Qdrant server)."""
+    if state.refusal is not None or not settings.retrieval.use_vectors:
+        return
+    sections = sections_named(state)
+    if sections:
+        index = CorpusIndex.open(settings, state.query.manual)
+        index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
+
+
+def run_stages(
+    stages: Sequence[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
+) -> PipelineState:
+    """The one stage loop (embedded, each Celery queue's task, the eval): ``on_trace`` hears
+    each stage that ran."""
+    for stage in stages:
+        prefetch_vectors(stage, state, settings)
+        done = len(state.trace)
+        state = run_stage(stage, state, settings)
+        if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
+            on_trace(state.trace[-1])
+    return state
+
+
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
-    from services import scope  # noqa: PLC0415
-
     query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
     return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))
 
@@ -144,22 +179,3 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     # How old the answer's figures are: the newest update of the pages it cites.
     result.answer.as_of = max((c.public_updated_at for c in result.citations), default=None)
     return result
-
-
-def answer_question(
-    request: QuestionRequest, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
-) -> QuestionResult:
-    """Embedded mode: every stage in this process, in order."""
-    return answer_state(new_state(request, settings), settings, on_event)
-
-
-def answer_state(
-    state: PipelineState, settings: Settings, on_event: Callable[[str, StageTrace], None] | None = None
-) -> QuestionResult:
-    """Embedded mode for a prepared envelope (a conversation turn carries its context)."""
-    for stage in STAGES:
-        done = len(state.trace)
-        state = run_stage(stage, state, settings)
-        if on_event is not None and len(state.trace) > done:
-            on_event(stage.name, state.trace[-1])
-    return finish(state, settings)

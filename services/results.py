@@ -17,14 +17,13 @@ import zlib
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Literal
 
 import redis
-from pydantic import BaseModel
 
-from services.errors import ErrorInfo, PipelineTimeout, Unavailable, from_info
+from services.errors import PipelineTimeout, Unavailable, from_info
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, StageTrace
+from shared.contracts.events import QuestionEvent
 
 START = "0"  # cursor before the first event
 BLOCK_S = 1.0  # longest single blocking read; readers loop until their deadline
@@ -36,21 +35,6 @@ MAX_WAITERS = 256
 REDIS_CONNECTIONS = 2 * MAX_WAITERS + 64
 # A timeout claimed too late (the result was being written) is followed this much longer.
 LATE_RESULT_GRACE_S = 5.0
-
-
-class QuestionEvent(BaseModel):
-    kind: Literal["stage", "result", "error"]
-    trace: StageTrace | None = None  # a finished stage: its name, ms and the candidate ids left
-    result: QuestionResult | None = None
-    error: ErrorInfo | None = None
-
-    @property
-    def terminal(self) -> bool:
-        return self.kind != "stage"
-
-
-def stage_event(trace: StageTrace) -> QuestionEvent:
-    return QuestionEvent(kind="stage", trace=trace)
 
 
 class QuestionStore(ABC):
@@ -271,7 +255,7 @@ def follow(store: QuestionStore, qid: str, wait: bool = True) -> Iterator[Questi
             return
 
 
-OnEvent = Callable[[str, StageTrace], None]  # (stage name, its trace), as pipeline.answer_question
+OnEvent = Callable[[str, StageTrace], None]  # (stage name, its trace)
 
 
 def wait_result(store: QuestionStore, qid: str, on_event: OnEvent | None = None) -> QuestionResult:

@@ -16,14 +16,15 @@ from celery import Task
 from celery.signals import worker_ready
 
 from services.celery_app import celery_app, stage_task_name
-from services.dispatch import finish_to_store, run_stages
+from services.dispatch import finish_to_store
 from services.errors import as_info
-from services.pipeline import STAGE_QUEUES, STAGES
-from services.results import REDIS_CONNECTIONS, QuestionEvent, RedisStore, stage_event
+from services.pipeline import STAGE_QUEUES, STAGES, run_stages
+from services.results import REDIS_CONNECTIONS, RedisStore
 from services.stages.retrieval import remember_vector
 from services.text.terms import corpus_stats
 from services.wire import WireState, encode, rebuild
 from shared.config import Settings, get_settings
+from shared.contracts.events import QuestionEvent, stage_event
 from shared.contracts.pipeline import PipelineState
 from shared.index import CorpusIndex
 

@@ -14,18 +14,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from services.results import MemoryStore
 from shared.config import Settings
+from shared.contracts.conversation import ConversationQuestion
 from taxnav.bench import write_report
 from taxnav.bench.query import summary
+from taxnav.evaluation.dialogs import load_dialogs
 
 TARGET_EXTRA_MS = 20.0
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from services.conversation import FileStore, ask  # noqa: PLC0415
-    from services.results import MemoryStore  # noqa: PLC0415
-    from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
-    from taxnav.evaluation.dialogs import load_dialogs  # noqa: PLC0415
+    from services.conversation import FileStore, ask  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
 
     dialogs = load_dialogs(Path(args.dialogs))
     with tempfile.TemporaryDirectory(prefix="taxnav-bench-conversations-") as folder:

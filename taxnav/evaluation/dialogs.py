@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from services.results import MemoryStore, wait_result
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion, FollowUpInfo, PendingTurn, TurnResult
+from taxnav.evaluation.harness import api_answer
 from taxnav.evaluation.scoring import EvalQuestion, FactsFn, QuestionOutcome, QuestionsFileError, read_jsonl, score_result
 
 
@@ -49,10 +52,8 @@ class TurnOutcome(BaseModel):
 
 
 def ask_dialog(dialog: Dialog, settings: Settings, facts: FactsFn, store: Any, baseline: bool = True) -> list[TurnOutcome]:
-    from services.conversation import as_turn, follow_up_info, new_turn_state  # noqa: PLC0415
-    from services.dispatch import submit  # noqa: PLC0415
-    from services.results import wait_result  # noqa: PLC0415
-    from taxnav.evaluation.harness import api_answer  # noqa: PLC0415
+    from services.conversation import as_turn, follow_up_info, new_turn_state  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+    from services.dispatch import submit  # noqa: PLC0415  (heavy, likewise)
 
     earlier: list[TurnResult] = []
     outcomes = []
@@ -115,9 +116,7 @@ def summarise(turns: list[TurnOutcome]) -> dict[str, Any]:
 
 
 def run_dialogs(dialogs: list[Dialog], settings: Settings, baseline: bool = True) -> dict[str, Any]:
-    from services.results import MemoryStore  # noqa: PLC0415
-    from services.stages.verification import checkable_facts  # noqa: PLC0415
-    from taxnav.evaluation.harness import api_answer  # noqa: PLC0415
+    from services.stages.verification import checkable_facts  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
 
     settings = settings.model_copy(update={"mode": "embedded"})
     store = MemoryStore()
@@ -171,9 +170,7 @@ def write_dialog_report(dialogs_file: Path, settings: Settings, out_dir: Path, b
 
 def run_cli(dialogs_file: Path, out_dir: Path, settings: Settings) -> int:
     """`taxnav eval --dialogs FILE --out DIR`: dialogs.json and dialogs.md in DIR."""
-    import sys  # noqa: PLC0415
-
-    from shared.index import CollectionNotFound  # noqa: PLC0415
+    from shared.index import CollectionNotFound  # noqa: PLC0415  (heavy: the index stack)
 
     try:
         report = write_dialog_report(dialogs_file, settings, out_dir)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
+from services.results import MemoryStore, QuestionStore
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.pipeline import PipelineState, Query
@@ -26,9 +27,6 @@ from taxnav.evaluation.scoring import (
     facts_in_texts,
     score_result,
 )
-
-if TYPE_CHECKING:
-    from services.results import QuestionStore
 
 HEADLINE_VARIANT = "full"
 RETRIEVAL_STAGE = "retrieval"
@@ -122,8 +120,6 @@ def ask_all(
 ) -> list[QuestionOutcome]:
     """Every question through the API's embedded code path, timed end to end, scored; with a
     ``judge``, each answer's claims also get the judge's second opinion (outside the timing)."""
-    from services.results import MemoryStore  # noqa: PLC0415
-
     store = MemoryStore()
     outcomes = []
     for question in questions:
@@ -161,11 +157,10 @@ def run_eval(
     progress: bool = False,
     judge: str | None = None,
 ) -> EvalRun:
-    from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy imports)
-    from services.results import MemoryStore  # noqa: PLC0415
-    from services.stages.verification import checkable_facts  # noqa: PLC0415
-    from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
-    from shared.index import CorpusIndex  # noqa: PLC0415
+    from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+    from services.stages.verification import checkable_facts  # noqa: PLC0415  (heavy, likewise)
+    from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415  (heavy, likewise)
+    from shared.index import CorpusIndex  # noqa: PLC0415  (heavy, likewise)
 
     names = resolve_variants(variant_names)
     ingested = ensure_ingested(settings, source, progress) if source else None

@@ -20,9 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from services.results import MemoryStore
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, RefusalCategory, Sentence
 from shared.contracts.corpus import section_of
+from taxnav.evaluation.harness import api_answer, has_collection
 from taxnav.evaluation.scoring import word_count
 
 QUESTION_TEMPLATE = "What are the rules on {title}?"
@@ -134,9 +136,7 @@ def aggregate_sweep(outcomes: list[SweepOutcome], every: int) -> SweepMetrics:
 
 def run_sweep(settings: Settings, every: int = 1) -> SweepRun:
     """Ask the sweep's questions in this process, through the gateway's embedded path."""
-    from services.results import MemoryStore  # noqa: PLC0415
-    from shared.index import CorpusIndex  # noqa: PLC0415
-    from taxnav.evaluation.harness import api_answer, has_collection  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415  (heavy: the index stack; `taxnav --help` stays quick)
 
     if not has_collection(settings):
         raise SweepError(f"no {settings.manual} collection under {settings.data_dir}; ingest one first")

@@ -3,6 +3,8 @@ paginated; one run's page lists on request, paginated; typed 4xx errors."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from ingest_worker.runs import DateMove, IngestRun, record_run
 from shared.config import Settings
+from shared.contracts.ingest_runs import DateMove, IngestRun, record_run
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 
@@ -134,3 +136,15 @@ def test_documented_in_openapi(client: TestClient) -> None:
     operation = spec["paths"]["/v1/ingest/runs"]["get"]
     assert {p["name"] for p in operation["parameters"]} == {"limit", "offset", "manual", "status"}
     assert "422" in operation["responses"]
+
+
+def test_the_gateway_reads_the_run_log_without_loading_the_ingest_worker(tmp_path: Path):
+    # The run records are a contract (shared/contracts/ingest_runs.py): the gateway process,
+    # every route included, must not pull in the ingest worker's code (parser, embedder, tasks).
+    probe = (
+        "import sys; from gateway.app import create_app; from shared.config import Settings; "
+        f"create_app(Settings(data_dir={str(tmp_path)!r})); "
+        "print(sorted(m for m in sys.modules if m.startswith('ingest_worker')))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert loaded.stdout.strip() == "[]"

@@ -7,7 +7,8 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ingest_worker.runs import IngestRun, dates_moved, read_runs, record_run, runs_path
+from ingest_worker.runs import dates_moved
+from shared.contracts.ingest_runs import IngestRun, read_runs, record_run, runs_path
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from celery.schedules import crontab
 
 from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK, beat_schedule, parse_cron
 from ingest_worker.celery_app import celery_app
-from ingest_worker.runs import read_runs
+from shared.contracts.ingest_runs import read_runs
 from ingest_worker.tasks import _LockKeeper, lock_key, run_locked_ingest
 from shared.config import Settings
 

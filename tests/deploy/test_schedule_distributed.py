@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from ingest_worker.runs import read_runs
+from shared.contracts.ingest_runs import read_runs
 from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK
 from ingest_worker.celery_app import make_ingest_app
 from ingest_worker.tasks import lock_key

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.pipeline import answer_question, finish
+from services.dispatch import answer
+from services.pipeline import finish
 from shared.contracts.api import QuestionRequest, Sentence
 from shared.contracts.pipeline import PipelineState, Query, VerificationResult
 from tests.conftest import EIM, small_corpus
@@ -50,12 +51,12 @@ def test_as_of_is_the_newest_cited_page_date(redated_settings) -> None:
 
 
 def test_as_of_on_a_real_answer_and_none_on_a_refusal(redated_settings) -> None:
-    result = answer_question(
+    result = answer(
         QuestionRequest(question="How much can my employer pay per mile for my own car without tax?"), redated_settings
     )
     assert result.status == "answered", result.refusal
     assert result.answer.as_of == max(c.public_updated_at for c in result.citations)
     # it rides along in the API's JSON
     assert json.loads(result.model_dump_json())["answer"]["as_of"].startswith(result.answer.as_of.date().isoformat())
-    refused = answer_question(QuestionRequest(question="asdf ;; qwerty ?? 7#k"), redated_settings)
+    refused = answer(QuestionRequest(question="asdf ;; qwerty ?? 7#k"), redated_settings)
     assert refused.status == "refused" and refused.answer is None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from services.conversation import after_stage, as_turn, follow_up_info, new_turn_state, read_turn, searched_question
-from services.pipeline import answer_state
+from services.dispatch import submit
+from services.results import MemoryStore, wait_result
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, PendingTurn
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult
 
@@ -16,7 +17,8 @@ MILEAGE = "How much can my employer pay me per mile, tax free, when I drive my o
 def earlier(slice_settings):
     state = new_turn_state(ConversationQuestion(question=MILEAGE), [], slice_settings)
     pending = PendingTurn(turn=1, question_id=state.query.id, question=MILEAGE, follow_up=follow_up_info(state))
-    return [as_turn(answer_state(state, slice_settings), "c", pending)]
+    store = MemoryStore()
+    return [as_turn(wait_result(store, submit(state, slice_settings, store)), "c", pending)]
 
 
 @pytest.mark.parametrize(

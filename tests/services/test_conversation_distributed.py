@@ -63,12 +63,15 @@ def test_redis_store_refuses_a_turn_past_the_limit(slice_settings):
 
 def test_the_context_crosses_a_celery_hop_in_the_message(slice_settings):
     from services.conversation import as_turn, follow_up_info  # noqa: PLC0415
-    from services.pipeline import STAGES, answer_state, run_stage  # noqa: PLC0415
+    from services.dispatch import submit  # noqa: PLC0415
+    from services.pipeline import STAGES, run_stage  # noqa: PLC0415
+    from services.results import MemoryStore, wait_result  # noqa: PLC0415
     from shared.contracts.conversation import PendingTurn  # noqa: PLC0415
 
     state = new_turn_state(ConversationQuestion(question=MILEAGE), [], slice_settings)
     pending = PendingTurn(turn=1, question_id=state.query.id, question=MILEAGE, follow_up=follow_up_info(state))
-    earlier = [as_turn(answer_state(state, slice_settings), "c", pending)]
+    store = MemoryStore()
+    earlier = [as_turn(wait_result(store, submit(state, slice_settings, store)), "c", pending)]
     follow = new_turn_state(ConversationQuestion(question=FOLLOW_UP), earlier, slice_settings)
     assert follow.context is not None and follow.context.kind == "follow_up" and follow.context.carried_sections
     for stage in STAGES[:4]:  # through selection: page bundles travel as ids from here on

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from gateway.app import create_app
 from tests.support.gateway import wait_ready
-from services.dispatch import answer, answer_distributed, submit
+from services.dispatch import answer, submit
 from services.errors import PipelineTimeout, Unavailable
 from services.pipeline import new_state
 from services.results import MemoryStore
@@ -68,7 +68,7 @@ def cluster(slice_settings: Settings, tmp_path_factory: pytest.TempPathFactory):
         pool.start_all()
         patient = settings.model_copy(deep=True)
         patient.gateway.wait_timeout_s = WARM_UP_S
-        assert answer_distributed(QuestionRequest(question=QUESTIONS[0]), patient).status == "answered"
+        assert answer(QuestionRequest(question=QUESTIONS[0]), patient).status == "answered"
         yield settings, pool
     purge(settings)
 
@@ -76,7 +76,7 @@ def cluster(slice_settings: Settings, tmp_path_factory: pytest.TempPathFactory):
 def test_same_result_as_embedded_for_answers_and_refusals(cluster, slice_settings):
     settings, _ = cluster
     for question in QUESTIONS:
-        distributed = answer_distributed(QuestionRequest(question=question), settings)
+        distributed = answer(QuestionRequest(question=question), settings)
         embedded = answer(QuestionRequest(question=question), slice_settings, MemoryStore())
         assert comparable(distributed) == comparable(embedded), question
 
@@ -84,7 +84,7 @@ def test_same_result_as_embedded_for_answers_and_refusals(cluster, slice_setting
 def test_stage_events_arrive_once_each_in_order(cluster):
     settings, _ = cluster
     seen: list[str] = []
-    result = answer_distributed(QuestionRequest(question=QUESTIONS[1]), settings, on_event=lambda name, trace: seen.append(name))
+    result = answer(QuestionRequest(question=QUESTIONS[1]), settings, on_event=lambda name, trace: seen.append(name))
     assert seen == [t.stage for t in result.trace] and len(seen) == 6
 
 
@@ -115,7 +115,7 @@ def test_no_worker_for_the_queue_gives_a_typed_timeout_not_a_hang(slice_settings
     started = time.monotonic()
     try:
         with pytest.raises(PipelineTimeout):
-            answer_distributed(QuestionRequest(question=QUESTIONS[0]), settings)
+            answer(QuestionRequest(question=QUESTIONS[0]), settings)
         assert time.monotonic() - started < 5
         with TestClient(create_app(settings)) as client:
             response = client.post("/v1/questions", json={"question": QUESTIONS[0]})

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from services.dispatch import answer_distributed
+from services.dispatch import answer
 from services.errors import ProviderError
 from services.workers import WorkerPool, purge
 from shared.config import Settings
@@ -60,7 +60,7 @@ def cluster(slice_settings: Settings, standin: MistralStandin, tmp_path_factory:
             pool.start(queue, name=f"{queue}-first", env=model)
         patient = settings.model_copy(deep=True)
         patient.gateway.wait_timeout_s = WARM_UP_S
-        baseline = answer_distributed(QuestionRequest(question=QUESTION), patient)
+        baseline = answer(QuestionRequest(question=QUESTION), patient)
         assert baseline.status == "answered"
         yield settings, pool, model, baseline
     purge(settings)
@@ -86,7 +86,7 @@ def test_worker_killed_mid_question_is_retried_by_another_and_answers(cluster, s
 
     def ask() -> None:
         try:
-            outcome["result"] = answer_distributed(QuestionRequest(question=QUESTION), settings)
+            outcome["result"] = answer(QuestionRequest(question=QUESTION), settings)
         except BaseException as exc:  # noqa: BLE001  (reported below)
             outcome["result"] = exc
 
@@ -114,7 +114,7 @@ def test_a_model_that_keeps_failing_is_a_typed_error_within_the_timeout(cluster,
     started = time.monotonic()
     try:
         with pytest.raises(ProviderError, match="selection failed"):
-            answer_distributed(QuestionRequest(question=QUESTION), settings)
+            answer(QuestionRequest(question=QUESTION), settings)
     finally:
         standin.chat_handler = grounded_chat
     assert time.monotonic() - started < settings.gateway.wait_timeout_s

@@ -9,10 +9,11 @@ import uuid
 import pytest
 
 from services.errors import PipelineTimeout, ProviderError
-from services.results import MemoryStore, QuestionEvent, RedisStore, follow, stage_event, wait_result
+from services.results import MemoryStore, RedisStore, follow, wait_result
 from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, StageTrace
+from shared.contracts.events import QuestionEvent, stage_event
 
 
 def redis_settings() -> Settings:

@@ -426,7 +426,7 @@ def test_the_run_around_the_lead_comes_first_in_the_manuals_order() -> None:
 
 
 def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_ends_on_a_colon(slice_settings) -> None:  # noqa: ANN001
-    from services.pipeline import answer_question
+    from services.dispatch import answer
     from shared.contracts.api import QuestionRequest
 
     for question in (
@@ -434,18 +434,18 @@ def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_
         "Is there a tax charge on a works van I take home at weekends?",
         "What counts as a long service award?",
     ):
-        result = answer_question(QuestionRequest(question=question), slice_settings)
+        result = answer(QuestionRequest(question=question), slice_settings)
         assert result.status == "answered", (question, result.refusal)
-        answer = [s for s in result.answer.sentences if s.role == "answer"]
+        claims = [s for s in result.answer.sentences if s.role == "answer"]
         detail = [s for s in result.answer.sentences if s.role == "detail"]
-        words = [len(s.text.split()) for s in answer]
-        assert 1 <= len(answer) <= ANSWER_CLAIMS and sum(words) <= ANSWER_WORDS_CAP, (question, words)
+        words = [len(s.text.split()) for s in claims]
+        assert 1 <= len(claims) <= ANSWER_CLAIMS and sum(words) <= ANSWER_WORDS_CAP, (question, words)
         assert sum(words) + sum(len(s.text.split()) for s in detail) <= REPLY_WORDS
-        assert len({s.text for s in answer}) == len(answer)  # no claim repeats another
-        assert not answer[-1].text.rstrip().endswith(":")  # a list intro never stands alone
+        assert len({s.text for s in claims}) == len(claims)  # no claim repeats another
+        assert not claims[-1].text.rstrip().endswith(":")  # a list intro never stands alone
         assert all(len(s.citations) == 1 for s in result.answer.sentences)
-        assert {s.verdict for s in answer} <= {"supported", "partially_supported"}
-    mileage = answer_question(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
+        assert {s.verdict for s in claims} <= {"supported", "partially_supported"}
+    mileage = answer(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
     first = [s for s in mileage.answer.sentences if s.role == "answer"][0]
     assert "45p" in first.text or "25p" in first.text, first.text  # a figure question: the figure first
 

@@ -13,10 +13,11 @@ import pytest
 from services.dispatch import run_embedded
 from services.errors import PipelineTimeout
 from services.pipeline import new_state
-from services.results import MemoryStore, QuestionEvent, RedisStore, follow, stage_event
+from services.results import MemoryStore, RedisStore, follow
 from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.events import QuestionEvent, stage_event
 
 
 @pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.distributed)])

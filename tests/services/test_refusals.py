@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from services.pipeline import answer_question
+from services.dispatch import answer
 from services.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, stale
 from services.text.sentences import split_sentences
 from services.text.terms import CorpusStats
@@ -103,7 +103,7 @@ def test_stale_for_todays_figure_when_the_manual_has_only_long_past_ones(slice_s
 
 
 def test_stale_now_end_to_end_cites_the_latest_figures(slice_settings: Settings) -> None:
-    result = answer_question(QuestionRequest(question="What is the homeworking allowance this year?"), slice_settings)
+    result = answer(QuestionRequest(question="What is the homeworking allowance this year?"), slice_settings)
     assert result.status == "refused" and result.refusal.category == "stale", result.refusal
     cited = {c.paragraph_id for c in result.citations}
     assert {f.paragraph_id for f in result.refusal.evidence.latest_figures} <= cited

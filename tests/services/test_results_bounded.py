@@ -9,17 +9,18 @@ import uuid
 import pytest
 import redis
 
-from services.pipeline import answer_question
-from services.results import QuestionEvent, RedisStore, follow
+from services.dispatch import answer
+from services.results import RedisStore, follow
 from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
+from shared.contracts.events import QuestionEvent
 
 pytestmark = pytest.mark.distributed
 
 
 def test_a_stored_result_is_compressed_expires_and_reads_back_whole(slice_settings):
-    answered = answer_question(QuestionRequest(question="how much can my employer pay me per mile for my own car?"), slice_settings)
+    answered = answer(QuestionRequest(question="how much can my employer pay me per mile for my own car?"), slice_settings)
     assert answered.status == "answered"
     settings = Settings(mode="distributed")
     settings.celery.key_prefix = f"test-bounded-{uuid.uuid4().hex[:8]}:"

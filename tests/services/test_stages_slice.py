@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from services.pipeline import STAGES, answer_question, candidate_ids, finish, new_state, run_stage
+from services.dispatch import answer
+from services.pipeline import STAGES, candidate_ids, finish, new_state, run_stage
 from services.stages import expansion, retrieval, rollup, stitching, verification
 from services.stages.verification import check_claim
 from shared.config import Settings
@@ -214,7 +215,7 @@ def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings)
 
 def test_answer_end_to_end_with_citations_and_trace(slice_settings: Settings) -> None:
     events: list[str] = []
-    result = answer_question(QuestionRequest(question=MILEAGE), slice_settings, on_event=lambda name, trace: events.append(name))
+    result = answer(QuestionRequest(question=MILEAGE), slice_settings, on_event=lambda name, trace: events.append(name))
     assert result.status == "answered" and result.answer is not None
     assert events == ["retrieval", "expansion", "rollup", "selection", "stitching", "verification"]
     assert [t.stage for t in result.trace] == events
@@ -244,7 +245,7 @@ def test_answer_end_to_end_with_citations_and_trace(slice_settings: Settings) ->
     ],
 )
 def test_refusals_end_to_end(slice_settings: Settings, question: str, category: str) -> None:
-    result = answer_question(QuestionRequest(question=question), slice_settings)
+    result = answer(QuestionRequest(question=question), slice_settings)
     assert result.status == "refused" and result.refusal is not None
     assert result.refusal.category == category
     assert result.answer is None

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from services.dispatch import run_stages
-from services.pipeline import STAGES, answer_question, finish, new_state
+from services.dispatch import answer
+from services.pipeline import STAGES, finish, new_state, run_stage, run_stages
 from shared.contracts.api import QuestionRequest
 from shared.index import CorpusIndex
 from shared.stores.vectors import IDS_FILE, VECTORS_FILE, QdrantVectorStore
@@ -48,7 +48,7 @@ def recorded(slice_settings):
 
 def test_each_stage_fetches_its_vectors_in_at_most_one_call(recorded, slice_settings):
     index, client = recorded
-    expected = answer_question(QuestionRequest(question=QUESTION), slice_settings)
+    expected = answer(QuestionRequest(question=QUESTION), slice_settings)
     client.retrieves.clear()
     store = index._vectors
     store._cache.clear()
@@ -71,5 +71,7 @@ def test_without_the_prefetch_a_question_costs_a_call_per_chunk(recorded, slice_
     index, client = recorded
     index._vectors._cache.clear()
     client.retrieves.clear()
-    answer_question(QuestionRequest(question=QUESTION), slice_settings)  # the stages alone, no prefetch
+    state = new_state(QuestionRequest(question=QUESTION), slice_settings)
+    for stage in STAGES:  # the stages alone, without run_stages' prefetch
+        state = run_stage(stage, state, slice_settings)
     assert len(client.retrieves) > 20 and set(client.retrieves) == {1}

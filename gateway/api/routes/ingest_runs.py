@@ -1,4 +1,4 @@
-"""The ingest run log (ingest_worker/runs.py): what each scheduled or manual re-ingest did.
+"""The ingest run log (shared/contracts/ingest_runs.py): what each scheduled or manual re-ingest did.
 
 A run's record lists every changed, removed and re-dated page (a first ingest: all of them),
 so the list of runs carries only their counts; one run's pages are a separate, paginated
@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from gateway.deps import SettingsDep
 from gateway.errors import ApiError, documented
-from ingest_worker.runs import DateMove, IngestRun, RunStatus, RunTrigger, read_runs
+from shared.contracts.ingest_runs import DateMove, IngestRun, RunStatus, RunTrigger, read_runs
 
 router = APIRouter(prefix="/v1/ingest", tags=["ingest"])
 
