@@ -115,7 +115,8 @@ def test_a_compound_word_names_the_manuals_row_for_it_and_not_its_neighbours():
 def test_a_narrowing_follow_up_leads_with_the_carried_pages_row_for_its_condition(earlier, slice_settings):
     asked = "And if I do the trips on my bicycle?"
     state = new_turn_state(ConversationQuestion(question=asked), earlier, slice_settings)
-    result = answer_state(state, slice_settings)
+    store = MemoryStore()
+    result = wait_result(store, submit(state, slice_settings, store))
     answer = [s for s in result.answer.sentences if s.role == "answer"]
     assert "20p" in answer[0].text and answer[0].citations[0].startswith("EIM31240")
     assert "24p" not in answer[0].text  # the motor cycle row is not the bicycle's
