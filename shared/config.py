@@ -82,8 +82,32 @@ class RollupSettings(BaseModel):
     max_chunks_per_page: int = 8
 
 
+class LocalSelectionSettings(BaseModel):
+    """How the local provider scores and keeps pages (services/providers/local/selection.py)."""
+
+    max_pages: int = Field(8, description="recall-greedy: pages kept at most")
+    strict_pages: int = Field(2, description="strict: pages kept at most")
+    min_relevance: float = Field(0.30, description="below this no page is about the question")
+    # Off-topic questions measured here reach about 0.41 and the manual's own questions start
+    # near 0.49; a question in the vocabulary of jobs and pay (scope.employment_tie) is given a wider margin.
+    min_similarity: float = Field(0.45, description="the best chunk's cosine with the question below which nothing is on topic")
+    min_similarity_tied: float = Field(0.38, description="the same for a question in the vocabulary of jobs and pay")
+    keep_ratio: float = Field(0.72, description="recall-greedy keeps pages within this share of the best page")
+    linked_ratio: float = Field(0.55, description="the share a page the kept pages link to needs")
+    rate_figures_relief: float = Field(0.07, description="less share needed by a page with figures for a rate question")
+    strict_ratio: float = Field(0.92, description="strict keeps pages within this share of the best page")
+    part_ratio: float = Field(0.7, description="a page kept for one part of the question needs this share of the best page")
+    vector_weight: float = Field(0.5, description="weight of the best chunk's cosine against the page's term coverage")
+    authority_weight: float = Field(0.15, description="weight of the links other candidates make to a page")
+    title_weight: float = Field(0.2, description="weight of the title's coverage of the question (titles name the rule a page states)")
+    example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
+    lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
+    subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
+
+
 class SelectionSettings(BaseModel):
     strategy: Literal["recall_greedy", "strict"] = "recall_greedy"
+    local: LocalSelectionSettings = Field(default_factory=LocalSelectionSettings)
 
 
 class VerificationSettings(BaseModel):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shared.config import Settings
+from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
@@ -20,28 +20,6 @@ from services.providers.local.tables import lookup_date, lookup_numbers, table_l
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import employment_tie
 from services.text.terms import corpus_stats, terms
-
-
-MAX_PAGES = 8  # recall-greedy: pages kept at most
-STRICT_PAGES = 2
-MIN_RELEVANCE = 0.30  # below this no page is about the question
-# The best chunk's cosine with the question below which nothing is on topic. Off-topic
-# questions measured here reach about 0.41 and the manual's own questions start near 0.49; a
-# question in the vocabulary of jobs and pay (scope.employment_tie) is given a wider margin.
-MIN_SIMILARITY = 0.45
-MIN_SIMILARITY_TIED = 0.38
-KEEP_RATIO = 0.72  # recall-greedy keeps pages within this share of the best page
-LINKED_RATIO = 0.55  # a page the kept pages link to needs less
-STRICT_RATIO = 0.92
-PART_RATIO = 0.7  # a page kept for one part of the question needs this share of the best page
-VECTOR_WEIGHT = 0.5
-AUTHORITY_WEIGHT = 0.15
-TITLE_WEIGHT = 0.2  # the manual's page titles name the rule a page states
-
-
-EXAMPLE_PAGE_FACTOR = 0.9
-LOOKUP_BONUS = 0.1
-SUBJECT_BONUS = 0.15  # the page's title names the question's subject ("Employment and Support Allowance: taxation")
 
 
 @dataclass
@@ -85,6 +63,7 @@ def _figures(chunks: list[Chunk]) -> bool:
 
 
 def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> list[PageScore]:
+    tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
     weights = question_weights(query.question, corpus_stats(index))
     vector = None
@@ -99,14 +78,14 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         cov = coverage(weights, _page_terms(bundle))
         sim = max((chunk_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
         title = page_title(index, bundle.section_id)
-        rel = VECTOR_WEIGHT * sim + (1 - VECTOR_WEIGHT) * cov + TITLE_WEIGHT * coverage(weights, set(terms(title)))
+        rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
         if names_title_subject(q_terms, title):
-            rel += SUBJECT_BONUS
+            rel += tuning.subject_bonus
         if EXAMPLE_TITLE.search(title):
             # an illustration ranks below the rule it illustrates, above it when one is asked for
-            rel = rel / EXAMPLE_PAGE_FACTOR if wants_example else rel * EXAMPLE_PAGE_FACTOR
+            rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
-            rel += LOOKUP_BONUS  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
+            rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
@@ -120,13 +99,14 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     top = max(authority.values(), default=0.0)
     if top > 0:
         for sid, value in authority.items():
-            by_id[sid].relevance += AUTHORITY_WEIGHT * value / top
+            by_id[sid].relevance += tuning.authority_weight * value / top
     return out
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
     """A question in parts ("how is it worked out, and what rate applies for 2014-15?") needs
     a page for each: of the candidates, the one that best covers each part's own words."""
+    tuning = settings.selection.local
     parts = question_parts(query.question)
     if len(parts) < 2 or not candidates:
         return []
@@ -138,7 +118,7 @@ def part_pages(query: Query, candidates: list[PageScore], settings: Settings) ->
     for part in parts:
         weights = question_weights(part, stats)
         if weights:
-            out.append(max(page_terms, key=lambda p: coverage(weights, p[1]) + TITLE_WEIGHT * coverage(weights, p[2]))[0])
+            out.append(max(page_terms, key=lambda p: coverage(weights, p[1]) + tuning.title_weight * coverage(weights, p[2]))[0])
     return out
 
 
@@ -147,12 +127,13 @@ def page_title(index: CorpusIndex, section_id: str) -> str:
     return page.title if page else ""
 
 
-def similarity_floor(question: str) -> float:
+def similarity_floor(question: str, tuning: LocalSelectionSettings) -> float:
     """The cosine the best chunk needs for the question to be on topic at all."""
-    return MIN_SIMILARITY_TIED if employment_tie(question) else MIN_SIMILARITY
+    return tuning.min_similarity_tied if employment_tie(question) else tuning.min_similarity
 
 
 def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> SelectionResult:
+    tuning = settings.selection.local
     scored = score_pages(query, rollup, settings, carried_vector)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
@@ -161,30 +142,30 @@ def select(query: Query, rollup: RollupResult, settings: Settings, carried_vecto
     # off-topic questions stay below this while the manual's own topics sit well above it),
     # or, keywords only, too little of the question is on any page.
     near = max(s.similarity for s in scored) if settings.retrieval.use_vectors else 1.0
-    if best < MIN_RELEVANCE or near < similarity_floor(query.question):
+    if best < tuning.min_relevance or near < similarity_floor(query.question, tuning):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
     if settings.selection.strategy == "strict":
-        kept = [s for s in by_rel if s.relevance >= STRICT_RATIO * best][:STRICT_PAGES]
+        kept = [s for s in by_rel if s.relevance >= tuning.strict_ratio * best][:tuning.strict_pages]
     else:
         rate_question = bool(RATE_INTENT.search(query.question))
-        kept = [s for s in by_rel if s.relevance >= KEEP_RATIO * best]
+        kept = [s for s in by_rel if s.relevance >= tuning.keep_ratio * best]
         kept_ids = {s.bundle.section_id for s in kept}
         index = CorpusIndex.open(settings, query.manual)
         linked = {x.target_section for sid in kept_ids for x in index.xrefs_from(sid)}
         for s in by_rel:
             if s.bundle.section_id in kept_ids:
                 continue
-            floor = LINKED_RATIO if s.bundle.section_id in linked else KEEP_RATIO
+            floor = tuning.linked_ratio if s.bundle.section_id in linked else tuning.keep_ratio
             if rate_question and s.has_figures:
-                floor -= 0.07  # the page holding the figures need not repeat the question's words
+                floor -= tuning.rate_figures_relief  # the page holding the figures need not repeat the question's words
             if s.relevance >= floor * best:
                 kept.append(s)
                 kept_ids.add(s.bundle.section_id)
-        kept = sorted(kept, key=lambda s: -s.relevance)[:MAX_PAGES]
-        for top in part_pages(query, [s for s in by_rel if s.relevance >= PART_RATIO * best], settings):
+        kept = sorted(kept, key=lambda s: -s.relevance)[:tuning.max_pages]
+        for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings):
             if top not in kept:
-                kept = [*kept[: MAX_PAGES - 1], top] if len(kept) >= MAX_PAGES else [*kept, top]
+                kept = [*kept[: tuning.max_pages - 1], top] if len(kept) >= tuning.max_pages else [*kept, top]
     kept_ids = {s.bundle.section_id for s in kept}
     return SelectionResult(
         pages=[s.bundle for s in kept],
