@@ -110,6 +110,47 @@ class SelectionSettings(BaseModel):
     local: LocalSelectionSettings = Field(default_factory=LocalSelectionSettings)
 
 
+class LocalStitchingSettings(BaseModel):
+    """How the local provider scores units and shapes the answer (services/providers/local/stitching.py)."""
+
+    ask_weight: float = Field(2.0, description="the asking sentence's terms count this many times those describing the situation")
+    answer_claims: int = Field(6, description="the answer part: at most this many claims")
+    answer_words: int = Field(120, description="the answer part: about this many words")
+    answer_words_cap: int = Field(180, description="the lead alone (a rule with its list) may run to this many words")
+    answer_floor: float = Field(0.6, description="an answer claim scores at least this share of the lead; the rest is detail")
+    following_units: int = Field(3, description="units after the lead in its chunk weighed up for the answer part (its conditions)")
+    following_factor: float = Field(1.6, description="how much those following units are weighed up")
+    lead_standalone: float = Field(0.8, description="the lead may give way to a unit scoring this share of it that reads on its own")
+    meaning_candidates: int = Field(8, description="answer candidates re-ranked by their own embedding (8 short sentences: ~50 ms here)")
+    meaning_weight: float = Field(1.0, description="weight of a candidate's cosine with the question")
+    table_rows: int = Field(4, description="rows of one table in the answer part (a row looked up by the asker's figure aside)")
+    answer_pages: int = Field(2, description="the answer part quotes the pages selection ranked first; the others go to the detail")
+    reply_words: int = Field(350, description="answer and detail together")
+    detail_per_page: int = Field(4, description="units the detail takes from one page")
+    relative_floor: float = Field(0.5, description="a sentence must score this share of the best sentence")
+    neighbour_floor: float = Field(0.8, description="a sentence next to a quoted one in its paragraph joins that claim above this share of the floor")
+    page_decay: float = Field(0.35, description="how fast a page's place in the selection lowers its sentences' scores")
+    length_b: float = Field(0.5, description="BM25-style length normalisation of a sentence's term coverage")
+    avg_unit_terms: float = Field(14.0, description="the average unit's terms, for the length normalisation")
+    lead_bonus: float = Field(0.2, description="the manual states the rule first, then the detail and the examples")
+    lead_units: int = Field(10, description="units of a page over which the lead bonus fades")
+    figure_bonus: float = Field(0.12, description="a figure for a rate question, a figure the question names, an amount near the asker's")
+    lookup_row_bonus: float = Field(0.5, description="the table row keyed by the asker's own figure or date")
+    rate_row_bonus: float = Field(0.3, description="the best row of a rate table on a leading page about the question's subject")
+    row_label_bonus: float = Field(0.12, description="a table row whose label names what the question asks about")
+    rate_table_pages: int = Field(3, description="leading pages whose rate tables give a rate question a row")
+    rate_table_match: float = Field(0.15, description="a rate table must share this much of the question to be its answer")
+    context_weight: float = Field(0.3, description="the chunk's headings count for this part of what a sentence says")
+    same_statement: float = Field(0.8, description="word overlap (figures aside) above which a sentence repeats a quoted one")
+    signpost_factor: float = Field(0.6, description="a sentence that only points to another page is scaled by this")
+    kind_bonus: float = Field(0.25, description="a sentence of the kind the question asks for (a figure, a date, a ruling, a definition)")
+    example_factor: float = Field(0.6, description="a worked example answers only a question that asks for one: scaled by this otherwise")
+
+
+class StitchingSettings(BaseModel):
+    local: LocalStitchingSettings = Field(default_factory=LocalStitchingSettings)
+
+
 class VerificationSettings(BaseModel):
     faithfulness_floor: float = 0.6
 
@@ -166,6 +207,7 @@ class Settings(BaseSettings):
     expansion: ExpansionSettings = Field(default_factory=ExpansionSettings)
     rollup: RollupSettings = Field(default_factory=RollupSettings)
     selection: SelectionSettings = Field(default_factory=SelectionSettings)
+    stitching: StitchingSettings = Field(default_factory=StitchingSettings)
     verification: VerificationSettings = Field(default_factory=VerificationSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     celery: CelerySettings = Field(default_factory=CelerySettings)

@@ -159,8 +159,6 @@ def test_stitching_quotes_only_selected_paragraphs_one_marker_each(slice_setting
 
 
 def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_settings: Settings) -> None:
-    from services.providers.local.stitching import ANSWER_CLAIMS, REPLY_WORDS  # noqa: PLC0415
-
     state = state_after(MILEAGE, slice_settings, "verification")
     roles = [s.role for s in state.draft.sentences]
     assert "answer" in roles and "detail" in roles, roles
@@ -168,8 +166,8 @@ def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_
     assert roles == sorted(roles, key=lambda r: r != "answer")
     answer = [s for s in state.draft.sentences if s.role == "answer"]
     detail = [s for s in state.draft.sentences if s.role == "detail"]
-    assert len(answer) <= ANSWER_CLAIMS
-    assert sum(len(s.text.split()) for s in [*answer, *detail]) <= REPLY_WORDS
+    assert len(answer) <= slice_settings.stitching.local.answer_claims
+    assert sum(len(s.text.split()) for s in [*answer, *detail]) <= slice_settings.stitching.local.reply_words
     # the detail adds sentences the answer does not already quote, from the selected pages
     assert not {s.text for s in answer} & {s.text for s in detail}
     allowed = verification.paragraphs_of(state.selection)

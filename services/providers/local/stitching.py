@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from shared.config import Settings
+from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import ClaimRole
 from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResult
 from shared.embeddings import base_embedder
@@ -29,50 +29,22 @@ from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverag
 from services.providers.local.selection import chunk_similarity, page_title
 from services.providers.local.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
-    ANAPHOR, DEPENDENT, EXAMPLE_FACTOR, EXAMPLE_TITLE, KIND_BONUS, NOTE, SEE_NOTE, SIGNPOST_FACTOR, Unit, chunk_units, gives,
+    ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
     is_illustration, is_signpost, list_items, scored_text, states_rule, years_only,
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
 
 
-ASK_WEIGHT = 2.0
-ANSWER_CLAIMS = 6  # the answer part: at most this many claims
-ANSWER_WORDS = 120  # ... and about this many words
-ANSWER_WORDS_CAP = 180  # the lead alone (a rule with its list) may run to this
-ANSWER_FLOOR = 0.6  # an answer claim scores at least this share of the lead; the rest is detail
-FOLLOWING_UNITS = 3  # units after the lead in its chunk ...
-FOLLOWING_FACTOR = 1.6  # ... weighed up for the answer part (its conditions)
-LEAD_STANDALONE = 0.8  # the lead may give way to a unit scoring this share of it that reads on its own
-MEANING_CANDIDATES = 8  # answer candidates embedded per question (8 short sentences: ~50 ms here)
-MEANING_WEIGHT = 1.0
 MEANING_CACHE = 20000  # sentence vectors remembered across questions
 _MEANING: dict[tuple[str, str], np.ndarray] = {}
-TABLE_ROWS = 4  # rows of one table in the answer part (a row looked up by the asker's figure aside)
-ANSWER_PAGES = 2  # the answer part quotes the pages selection ranked first; the others go to the detail
-REPLY_WORDS = 350  # answer and detail together
-DETAIL_PER_PAGE = 4  # units the detail takes from one page
-RELATIVE_FLOOR = 0.5  # a sentence must score this share of the best sentence
-NEIGHBOUR_FLOOR = 0.8  # a sentence next to a quoted one in its paragraph joins that claim above this share of the floor
-PAGE_DECAY = 0.35  # how fast a page's place in the selection lowers its sentences' scores
-LENGTH_B = 0.5  # BM25-style length normalisation of a sentence's term coverage
-AVG_UNIT_TERMS = 14.0
-LEAD_BONUS = 0.2  # the manual states the rule first, then the detail and the examples
-LEAD_UNITS = 10
-FIGURE_BONUS = 0.12
-LOOKUP_ROW_BONUS = 0.5
-RATE_ROW_BONUS = 0.3
-ROW_LABEL_BONUS = 0.12  # a table row whose label names what the question asks about ("Car benefit | £2,700")
-RATE_TABLE_PAGES = 3  # the row of a table keyed by the asker's own figure is the answer
-RATE_TABLE_MATCH = 0.15  # a rate table must share this much of the question to be its answer
-CONTEXT_WEIGHT = 0.3  # the chunk's headings count for part of what a sentence says
-SAME_STATEMENT = 0.8  # word overlap (figures aside) above which a sentence repeats a quoted one
 
 
 def score_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages, scored for the question."""
+    tuning = settings.stitching.local
     index = CorpusIndex.open(settings, query.manual)
-    weights = question_weights(query.question, corpus_stats(index), ASK_WEIGHT)
+    weights = question_weights(query.question, corpus_stats(index), tuning.ask_weight)
     rate_question = bool(RATE_INTENT.search(query.question))
     q_facts = checkable_facts(query.question)
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
@@ -81,7 +53,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
     out: list[Unit] = []
     for rank, bundle in enumerate(selection.pages):
-        page_prior = 1.0 / (1 + PAGE_DECAY * rank)  # pages come best first from selection
+        page_prior = 1.0 / (1 + tuning.page_decay * rank)  # pages come best first from selection
         place = 0  # the unit's place in page order
         title = page_title(index, bundle.section_id)
         previous = title
@@ -104,32 +76,32 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                 text = scored_text(units, i)
                 own_terms = terms(text)  # a list intro is scored, and length-normalised, with its items
                 own = set(own_terms)
-                norm = min(1.5, 1.0 / (1 - LENGTH_B + LENGTH_B * max(len(own_terms), 1) / AVG_UNIT_TERMS))
-                lexical = coverage(weights, own) * norm + CONTEXT_WEIGHT * coverage(weights, context - own)
+                norm = min(1.5, 1.0 / (1 - tuning.length_b + tuning.length_b * max(len(own_terms), 1) / tuning.avg_unit_terms))
+                lexical = coverage(weights, own) * norm + tuning.context_weight * coverage(weights, context - own)
                 score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
-                score += LEAD_BONUS * max(0.0, 1 - place / LEAD_UNITS)
+                score += tuning.lead_bonus * max(0.0, 1 - place / tuning.lead_units)
                 place += 1
                 facts = checkable_facts(text)
                 if rate_question and any(is_figure(f) for f in facts):
-                    score += FIGURE_BONUS
+                    score += tuning.figure_bonus
                 if facts & q_facts:
-                    score += FIGURE_BONUS
+                    score += tuning.figure_bonus
                 if near_amount(q_amounts, amounts(text)):
-                    score += FIGURE_BONUS  # the limit the asker's own amount is measured against
+                    score += tuning.figure_bonus  # the limit the asker's own amount is measured against
                 if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
-                    score += LOOKUP_ROW_BONUS
+                    score += tuning.lookup_row_bonus
                     unit.looked_up = True
                 if unit.row and names_row(weights, unit.cells):
-                    score += ROW_LABEL_BONUS
+                    score += tuning.row_label_bonus
                 if gives(kind, text, facts):
-                    score += KIND_BONUS
+                    score += tuning.kind_bonus
                 if unit.row is None and is_signpost(unit.text):
-                    score *= SIGNPOST_FACTOR
+                    score *= tuning.signpost_factor
                 # an example is the answer only when asked for, or when it works the asker's own figures
                 if unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts)):
-                    score *= EXAMPLE_FACTOR
+                    score *= tuning.example_factor
                 unit.score = score
-            if rate_question and rank < RATE_TABLE_PAGES:
+            if rate_question and rank < tuning.rate_table_pages:
                 # A rate question on a leading page with a rate table about the question's
                 # subject: the table's best row (the last, i.e. newest, when no row matches
                 # better) is part of the answer.
@@ -138,8 +110,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                     if unit.row:
                         rows.setdefault(unit.paragraph.id, []).append(unit)
                 for table_rows in rows.values():
-                    if coverage(weights, set(terms(table_rows[0].paragraph.text)) | context) >= RATE_TABLE_MATCH:
-                        max(reversed(table_rows), key=lambda u: u.score).score += RATE_ROW_BONUS
+                    if coverage(weights, set(terms(table_rows[0].paragraph.text)) | context) >= tuning.rate_table_match:
+                        max(reversed(table_rows), key=lambda u: u.score).score += tuning.rate_row_bonus
             out += units
     return out
 
@@ -157,7 +129,7 @@ def list_intro(units: list[Unit], i: int) -> int | None:
     return None
 
 
-def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
+def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSettings) -> list[int]:
     """The units a chosen unit needs beside it to be read right: the list a colon
     introduces, the sentence that introduces a list item, an anaphoric or strongly scoring
     neighbour in its paragraph, a table row's header and the note the table refers to."""
@@ -179,7 +151,7 @@ def context_of(units: list[Unit], i: int, floor: float) -> list[int]:
         if not same:
             continue
         # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
-        if (j > i and ANAPHOR.match(neighbour.text)) or neighbour.score >= NEIGHBOUR_FLOOR * floor:
+        if (j > i and ANAPHOR.match(neighbour.text)) or neighbour.score >= tuning.neighbour_floor * floor:
             out.append(j)
     return out
 
@@ -190,14 +162,14 @@ def _wordset(text: str) -> frozenset[str]:
     return frozenset(t for t in terms(text) if not any(ch.isdigit() for ch in t))
 
 
-def table_full(unit: Unit, chosen: list[Unit]) -> bool:
-    """Whether the answer already quotes TABLE_ROWS rows of this row's table: its other rows are
+def table_full(unit: Unit, chosen: list[Unit], tuning: LocalStitchingSettings) -> bool:
+    """Whether the answer already quotes tuning.table_rows rows of this row's table: its other rows are
     detail (the answer says what the question asks, not the whole table), unless this row is
     the one the asker's own figure looks up."""
-    return unit.row is not None and not unit.looked_up and sum(c.paragraph.id == unit.paragraph.id for c in chosen) >= TABLE_ROWS
+    return unit.row is not None and not unit.looked_up and sum(c.paragraph.id == unit.paragraph.id for c in chosen) >= tuning.table_rows
 
 
-def repeats(unit: Unit, chosen: list[Unit]) -> bool:
+def repeats(unit: Unit, chosen: list[Unit], tuning: LocalStitchingSettings) -> bool:
     """Whether a sentence says what a quoted one says: on its own page, but for its figures (a
     page repeats its worked example for each run of tax years); on another page, with the same
     figures. Table rows never repeat each other, and two pages that say it with different
@@ -208,7 +180,7 @@ def repeats(unit: Unit, chosen: list[Unit]) -> bool:
     return bool(mine) and any(
         c.row is None
         and (c.page_rank == unit.page_rank or checkable_facts(c.text) == checkable_facts(unit.text))
-        and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= SAME_STATEMENT
+        and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= tuning.same_statement
         for c in chosen
     )
 
@@ -273,9 +245,10 @@ def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, ques
     """The best few answer candidates re-scored by how close each one's own meaning is to the
     question's (MiniLM, sentence by sentence): the lexical score finds the candidates, the
     embedding tells the sentence that answers from the one that only shares its words. Only
-    MEANING_CANDIDATES are embedded, so the cost stays a few tens of milliseconds."""
+    tuning.meaning_candidates are embedded, so the cost stays a few tens of milliseconds."""
+    tuning = settings.stitching.local
     index = CorpusIndex.open(settings, query.manual)
-    candidates = [u for u in ranked if u.page_rank < ANSWER_PAGES or u.looked_up][:MEANING_CANDIDATES]
+    candidates = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up][:tuning.meaning_candidates]
     fresh = [u.text for u in candidates if (index.manual, u.text) not in _MEANING]
     if fresh:
         for text, vector in zip(fresh, base_embedder(settings).embed(fresh), strict=True):
@@ -283,7 +256,7 @@ def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, ques
         while len(_MEANING) > MEANING_CACHE:
             _MEANING.pop(next(iter(_MEANING)))
     for unit in candidates:
-        unit.score += MEANING_WEIGHT * max(0.0, float(np.dot(_MEANING[(index.manual, unit.text)], question)))
+        unit.score += tuning.meaning_weight * max(0.0, float(np.dot(_MEANING[(index.manual, unit.text)], question)))
     return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
 
 
@@ -302,9 +275,10 @@ def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSenten
 
 def stitch(query: Query, selection: SelectionResult, settings: Settings, carried_vector: list[float]) -> Draft:
     """The answer part: the best-scoring unit first (scored for the kind of thing the question
-    asks), then what else scores near it, in the manual's order, within ANSWER_CLAIMS claims and
-    ANSWER_WORDS words; then the detail, the next units above the floor, so that the whole reply
-    stays within REPLY_WORDS."""
+    asks), then what else scores near it, in the manual's order, within tuning.answer_claims claims and
+    tuning.answer_words words; then the detail, the next units above the floor, so that the whole reply
+    stays within tuning.reply_words."""
+    tuning = settings.stitching.local
     vector = question_vector(CorpusIndex.open(settings, query.manual), query.question, carried_vector) if settings.retrieval.use_vectors else None
     units = score_units(query, selection, settings, vector)
     if not units:
@@ -313,23 +287,23 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     if vector is not None:
         ranked = rerank_by_meaning(query, ranked, settings, vector)
     position = {id(u): i for i, u in enumerate(units)}
-    floor = RELATIVE_FLOOR * ranked[0].score
+    floor = tuning.relative_floor * ranked[0].score
     # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
     # closing a chunk) never stands alone: it is not quoted.
     ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)]))]
     # a row keyed by the asker's own figure answers from whichever page holds its table
-    ranked_answer = [u for u in ranked if u.page_rank < ANSWER_PAGES or u.looked_up] or ranked
+    ranked_answer = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up] or ranked
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
     # unless that one scores well below the best.
     standalone = next((u for u in ranked_answer if u.row is not None or not DEPENDENT.search(u.text)), ranked_answer[0])
-    if standalone.score >= LEAD_STANDALONE * ranked_answer[0].score:
+    if standalone.score >= tuning.lead_standalone * ranked_answer[0].score:
         ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
 
     # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
     lead_index = position[id(ranked_answer[0])]
-    lead = [j for j in [lead_index, *context_of(units, lead_index, floor)] if units[j].row is None or j == lead_index]
-    if _word_count(units[j] for j in lead) > ANSWER_WORDS_CAP or len(claims_of({j: units[j] for j in lead})) > ANSWER_CLAIMS:
-        lead = _minimal_context(units, lead_index, ANSWER_WORDS_CAP) or [lead_index]
+    lead = [j for j in [lead_index, *context_of(units, lead_index, floor, tuning)] if units[j].row is None or j == lead_index]
+    if _word_count(units[j] for j in lead) > tuning.answer_words_cap or len(claims_of({j: units[j] for j in lead})) > tuning.answer_claims:
+        lead = _minimal_context(units, lead_index, tuning.answer_words_cap) or [lead_index]
     lead_part = {j: units[j] for j in lead}
     rest: dict[int, Unit] = {}
 
@@ -341,58 +315,58 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     # its chunk are weighed up for the answer part.
     after = max(lead_part)
     follows = {
-        j for j in range(after + 1, min(after + 1 + FOLLOWING_UNITS, len(units)))
+        j for j in range(after + 1, min(after + 1 + tuning.following_units, len(units)))
         if units[j].page_rank == units[lead_index].page_rank and units[j].order[0] == units[lead_index].order[0]
     }
 
     def answer_score(u: Unit) -> float:
-        return u.score * (FOLLOWING_FACTOR if position[id(u)] in follows else 1.0)
+        return u.score * (tuning.following_factor if position[id(u)] in follows else 1.0)
 
     for unit in sorted(ranked_answer[1:], key=lambda u: -answer_score(u)):
-        if answer_score(unit) < ANSWER_FLOOR * ranked_answer[0].score:
+        if answer_score(unit) < tuning.answer_floor * ranked_answer[0].score:
             break
         i = position[id(unit)]
-        if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()]):
+        if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()], tuning):
             continue
-        if table_full(unit, [*lead_part.values(), *rest.values()]):
+        if table_full(unit, [*lead_part.values(), *rest.values()], tuning):
             continue
         _, words = answer_size({})
-        if words >= ANSWER_WORDS:
+        if words >= tuning.answer_words:
             break
-        for need in ([i, *context_of(units, i, floor)], _minimal_context(units, i, ANSWER_WORDS - words)):
+        for need in ([i, *context_of(units, i, floor, tuning)], _minimal_context(units, i, tuning.answer_words - words)):
             if need is None:
                 continue
             extra = {j: units[j] for j in need if j not in lead_part}
             claims, total = answer_size(extra)
-            if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS:
+            if claims <= tuning.answer_claims and total <= tuning.answer_words:
                 rest.update(extra)
                 break
     # Each of the answer's pages says something in it (two pages on one rule are both quoted),
     # within the hard caps.
-    for rank in range(min(ANSWER_PAGES, len(selection.pages))):
+    for rank in range(min(tuning.answer_pages, len(selection.pages))):
         if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
             continue
         best = next((u for u in ranked_answer if u.page_rank == rank and u.score >= floor), None)
-        need = _minimal_context(units, position[id(best)], ANSWER_WORDS_CAP) if best is not None else None
+        need = _minimal_context(units, position[id(best)], tuning.answer_words_cap) if best is not None else None
         if need is not None:
             extra = {j: units[j] for j in need if j not in lead_part}
             claims, total = answer_size(extra)
-            if claims <= ANSWER_CLAIMS and total <= ANSWER_WORDS_CAP:
+            if claims <= tuning.answer_claims and total <= tuning.answer_words_cap:
                 rest.update(extra)
     answer = lead_first(lead_part, rest)
 
-    # The detail: the next units above the floor with their context, the reply within REPLY_WORDS.
+    # The detail: the next units above the floor with their context, the reply within tuning.reply_words.
     taken = {**lead_part, **rest}
-    room = REPLY_WORDS - sum(len(c.text.split()) for c in answer)
+    room = tuning.reply_words - sum(len(c.text.split()) for c in answer)
     detail: dict[int, Unit] = {}
     per_page: dict[int, int] = {}
     for unit in ranked:
         if unit.score < floor or room <= 0:
             break
         i = position[id(unit)]
-        if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= DETAIL_PER_PAGE or repeats(unit, [*taken.values(), *detail.values()]):
+        if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= tuning.detail_per_page or repeats(unit, [*taken.values(), *detail.values()], tuning):
             continue
-        need = [j for j in [i, *context_of(units, i, floor)] if j not in taken and j not in detail]
+        need = [j for j in [i, *context_of(units, i, floor, tuning)] if j not in taken and j not in detail]
         cost = _word_count(units[j] for j in need)
         if cost <= room:
             room -= cost

@@ -35,7 +35,6 @@ NOTE = re.compile(r"^\W*notes?\b", re.I)
 # another page restates the topic in the question's words but says nothing about it.
 _SIGNPOST = re.compile(r"^(?:see\b|for (?:[\w'\u2019-]+ ){0,12}?see\b)", re.I)
 _PAGE_REF = re.compile(r"\b[A-Z]{2,5} ?\d{4,6}\b")
-SIGNPOST_FACTOR = 0.6
 SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
 
 
@@ -169,13 +168,11 @@ _ILLUSTRATION = re.compile(
 )
 # A sentence that leans on the one before it cannot open an answer.
 DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
-KIND_BONUS = 0.25  # a sentence of the kind the question asks for
 
 
 def years_only(facts: frozenset[str]) -> set[str]:
     """Tax years and dates among shared facts: a year in common does not make an example the asker's case."""
     return {f for f in facts if re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", f)}
-EXAMPLE_FACTOR = 0.6  # a worked example answers only a question that asks for one
 
 
 def is_illustration(text: str) -> bool:

@@ -6,28 +6,15 @@ import numpy as np
 import pytest
 
 from services.pipeline import STAGES, answer_question, new_state, run_stage
-from services.providers.local.stitching import (
-    ANSWER_CLAIMS,
-    ANSWER_WORDS_CAP,
-    MEANING_CANDIDATES,
-    MEANING_WEIGHT,
-    NEIGHBOUR_FLOOR,
-    REPLY_WORDS,
-    TABLE_ROWS,
-    claims_of,
-    context_of,
-    lead_first,
-    list_intro,
-    repeats,
-    rerank_by_meaning,
-    score_units,
-    table_full,
-)
+from services.providers.local.stitching import claims_of, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, table_full
 from services.providers.local.units import LIST_ITEMS, list_items
+from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Paragraph, section_of
 from shared.embeddings import base_embedder
 from tests.services.providers.local.paragraphs import units_of
+
+TUNING = LocalStitchingSettings()  # the defaults the slice tests run with
 
 
 def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation() -> None:
@@ -84,7 +71,7 @@ def test_a_list_item_is_quoted_with_the_sentence_that_introduces_its_list() -> N
         *[Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"feature number {n}") for n in range(1, LIST_ITEMS + 3)],
         Paragraph(id="EIM1#c0.p9", text="A new rule. It stands alone."),
     )
-    assert list_intro(units, 2) == 0 and 0 in context_of(units, 2, floor=1.0)
+    assert list_intro(units, 2) == 0 and 0 in context_of(units, 2, floor=1.0, tuning=TUNING)
     assert list_intro(units, LIST_ITEMS + 1) is None  # past the items the intro quotes
     assert list_intro(units, len(units) - 1) is None  # not a list item
     assert list_intro(units, 0) is None
@@ -98,10 +85,10 @@ def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_
     floor = 0.5
     for unit, score in zip(units, [0.1, 0.9, 0.1, 0.9]):
         unit.score = score
-    assert context_of(units, 1, floor) == [2]  # the anaphor follows its sentence; the weak one before does not
-    units[0].score = NEIGHBOUR_FLOOR * floor  # a neighbour scoring near the floor joins the claim
-    assert context_of(units, 1, floor) == [0, 2]
-    assert 3 not in context_of(units, 2, floor)  # never across paragraphs
+    assert context_of(units, 1, floor, TUNING) == [2]  # the anaphor follows its sentence; the weak one before does not
+    units[0].score = TUNING.neighbour_floor * floor  # a neighbour scoring near the floor joins the claim
+    assert context_of(units, 1, floor, TUNING) == [0, 2]
+    assert 3 not in context_of(units, 2, floor, TUNING)  # never across paragraphs
 
 
 def test_a_table_row_reads_with_its_headers_and_brings_the_note_the_header_points_to() -> None:
@@ -111,9 +98,9 @@ def test_a_table_row_reads_with_its_headers_and_brings_the_note_the_header_point
         Paragraph(id="EIM1#c0.p2", text="Note: The exact CO2 figure is always rounded down to the nearest 5 g/km."),
     )
     assert [u.text for u in units[:2]] == ["135: 2014/15 20%.", "140: 2014/15 21%."]
-    assert context_of(units, 1, 0.5) == [3]  # the header says "see note"
+    assert context_of(units, 1, 0.5, TUNING) == [3]  # the header says "see note"
     plain = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="Year | Amount\n2014/15 | \u00a33,090"), Paragraph(id="EIM1#c0.p1", text="Note: other."))
-    assert context_of(plain, 0, 0.5) == []  # no 'see note' in the header: no note
+    assert context_of(plain, 0, 0.5, TUNING) == []  # no 'see note' in the header: no note
 
 
 def test_a_page_does_not_repeat_its_example_for_each_run_of_years_but_two_pages_may_differ() -> None:
@@ -121,11 +108,11 @@ def test_a_page_does_not_repeat_its_example_for_each_run_of_years_but_two_pages_
     again = units_of(Paragraph(id="EIM1#c0.p1", text="In the tax year 2011-12 E does 12,000 business miles and is paid 35p per mile."))[0]
     other_page = units_of(Paragraph(id="EIM2#c0.p0", text="In the tax year 2011-12 E does 12,000 business miles and is paid 35p per mile."), page_rank=1)[0]
     different = units_of(Paragraph(id="EIM1#c0.p2", text="Employees with two employments add their business miles together."))[0]
-    assert repeats(again, [first])
-    assert not repeats(other_page, [first])  # the conflict check needs both pages' statements
-    assert not repeats(different, [first])
+    assert repeats(again, [first], TUNING)
+    assert not repeats(other_page, [first], TUNING)  # the conflict check needs both pages' statements
+    assert not repeats(different, [first], TUNING)
     same_elsewhere = units_of(Paragraph(id="EIM2#c0.p0", text="Employees with two employments add their business miles together."), page_rank=1)[0]
-    assert repeats(same_elsewhere, [different])  # another page saying the same with the same figures adds nothing
+    assert repeats(same_elsewhere, [different], TUNING)  # another page saying the same with the same figures adds nothing
 
 
 def test_the_run_around_the_lead_comes_first_in_the_manuals_order() -> None:
@@ -151,8 +138,8 @@ def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_
         answer = [s for s in result.answer.sentences if s.role == "answer"]
         detail = [s for s in result.answer.sentences if s.role == "detail"]
         words = [len(s.text.split()) for s in answer]
-        assert 1 <= len(answer) <= ANSWER_CLAIMS and sum(words) <= ANSWER_WORDS_CAP, (question, words)
-        assert sum(words) + sum(len(s.text.split()) for s in detail) <= REPLY_WORDS
+        assert 1 <= len(answer) <= TUNING.answer_claims and sum(words) <= TUNING.answer_words_cap, (question, words)
+        assert sum(words) + sum(len(s.text.split()) for s in detail) <= TUNING.reply_words
         assert len({s.text for s in answer}) == len(answer)  # no claim repeats another
         assert not answer[-1].text.rstrip().endswith(":")  # a list intro never stands alone
         assert all(len(s.citations) == 1 for s in result.answer.sentences)
@@ -160,6 +147,18 @@ def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_
     mileage = answer_question(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
     first = [s for s in mileage.answer.sentences if s.role == "answer"][0]
     assert "45p" in first.text or "25p" in first.text, first.text  # a figure question: the figure first
+
+
+def test_the_answer_shape_comes_from_settings(slice_settings: Settings) -> None:
+    question = QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?")
+    local = slice_settings.stitching.local.model_copy(update={"answer_claims": 1, "reply_words": 60})
+    tight = slice_settings.model_copy(update={"stitching": slice_settings.stitching.model_copy(update={"local": local})})
+    usual, short = answer_question(question, slice_settings), answer_question(question, tight)
+    assert len([s for s in usual.answer.sentences if s.role == "answer"]) > 1
+    assert len([s for s in short.answer.sentences if s.role == "answer"]) == 1
+    assert sum(len(s.text.split()) for s in short.answer.sentences if s.role == "detail") < sum(
+        len(s.text.split()) for s in usual.answer.sentences if s.role == "detail"
+    )
 
 
 def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -> None:  # noqa: ANN001
@@ -171,11 +170,11 @@ def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -
     before = {id(u): u.score for u in units}
     ranked = rerank_by_meaning(state.query, sorted(units, key=lambda u: -u.score), slice_settings, vector)
     changed = [u for u in ranked if u.score != before[id(u)]]
-    assert 0 < len(changed) <= MEANING_CANDIDATES
+    assert 0 < len(changed) <= TUNING.meaning_candidates
     question = base_embedder(slice_settings).embed([state.query.question])[0]
     for unit in changed:  # each gains its own cosine with the question, nothing else
         cosine = float(np.dot(base_embedder(slice_settings).embed([unit.text])[0], question))
-        assert unit.score - before[id(unit)] == pytest.approx(MEANING_WEIGHT * max(cosine, 0.0), abs=1e-3)
+        assert unit.score - before[id(unit)] == pytest.approx(TUNING.meaning_weight * max(cosine, 0.0), abs=1e-3)
     assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
 
 
@@ -192,10 +191,10 @@ def test_both_pages_selection_ranks_first_are_quoted_in_the_answer(slice_setting
 
 
 def test_the_answer_quotes_a_few_rows_of_a_table_not_the_whole_table() -> None:
-    rows = "\n".join(["Kind | Rate", *(f"Kind {n} | {n}p" for n in range(1, TABLE_ROWS + 3))])
+    rows = "\n".join(["Kind | Rate", *(f"Kind {n} | {n}p" for n in range(1, TUNING.table_rows + 3))])
     units = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text=rows), Paragraph(id="EIM1#c0.p1", text="A rule."))
-    assert not table_full(units[TABLE_ROWS], units[:TABLE_ROWS - 1])
-    assert table_full(units[TABLE_ROWS], units[:TABLE_ROWS])
-    units[TABLE_ROWS].looked_up = True  # the row the asker's own figure picks always may go in
-    assert not table_full(units[TABLE_ROWS], units[:TABLE_ROWS])
-    assert not table_full(units[-1], units[:TABLE_ROWS])  # a sentence is never held back by a table
+    assert not table_full(units[TUNING.table_rows], units[:TUNING.table_rows - 1], TUNING)
+    assert table_full(units[TUNING.table_rows], units[:TUNING.table_rows], TUNING)
+    units[TUNING.table_rows].looked_up = True  # the row the asker's own figure picks always may go in
+    assert not table_full(units[TUNING.table_rows], units[:TUNING.table_rows], TUNING)
+    assert not table_full(units[-1], units[:TUNING.table_rows], TUNING)  # a sentence is never held back by a table
