@@ -103,6 +103,7 @@ class LocalSelectionSettings(BaseModel):
     example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
     lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
     subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
+    expansion_weight: float = Field(0.5, description="the manual's words for the question's everyday words count this share of their idf (stitching weighs the question the same way)")
 
 
 class SelectionSettings(BaseModel):
@@ -144,6 +145,9 @@ class LocalStitchingSettings(BaseModel):
     same_statement: float = Field(0.8, description="word overlap (figures aside) above which a sentence repeats a quoted one")
     signpost_factor: float = Field(0.6, description="a sentence that only points to another page is scaled by this")
     kind_bonus: float = Field(0.25, description="a sentence of the kind the question asks for (a figure, a date, a ruling, a definition)")
+    list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")
+    max_fragments: int = Field(4, description="paragraphs one sentence may run over (the 2014 scrape split some)")
+    short_cell_words: int = Field(5, description="a table cell this short reads after its header without a colon")
     example_factor: float = Field(0.6, description="a worked example answers only a question that asks for one: scaled by this otherwise")
 
 

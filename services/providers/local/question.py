@@ -20,10 +20,9 @@ RATE_INTENT = re.compile(
 )
 
 
-EXPANSION_WEIGHT = 0.5
 
 
-def question_weights(question: str, stats: CorpusStats, ask_weight: float = 1.0) -> dict[str, float]:
+def question_weights(question: str, stats: CorpusStats, expansion_weight: float, ask_weight: float = 1.0) -> dict[str, float]:
     """idf weight of each question term; the manual's words for its everyday words count half."""
     weights = {t: stats.idf(t) for t in query_terms(question) if stats.idf(t) > 0}
     # The asking sentence ("... is it taxable?") says what the answer must address; the
@@ -35,7 +34,7 @@ def question_weights(question: str, stats: CorpusStats, ask_weight: float = 1.0)
                 weights[t] *= ask_weight
     for t in query_terms(" ".join([*expansions(question), *stats.synonyms(question)])):
         if t not in weights and stats.idf(t) > 0:
-            weights[t] = EXPANSION_WEIGHT * stats.idf(t)
+            weights[t] = expansion_weight * stats.idf(t)
     return weights
 
 

@@ -65,7 +65,7 @@ def _figures(chunks: list[Chunk]) -> bool:
 def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> list[PageScore]:
     tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
-    weights = question_weights(query.question, corpus_stats(index))
+    weights = question_weights(query.question, corpus_stats(index), tuning.expansion_weight)
     vector = None
     if settings.retrieval.use_vectors and rollup.pages:
         vector = question_vector(index, query.question, carried_vector)
@@ -116,7 +116,7 @@ def part_pages(query: Query, candidates: list[PageScore], settings: Settings) ->
     page_terms = [(s, _page_terms(s.bundle), set(terms(page_title(index, s.bundle.section_id)))) for s in candidates]
     out = []
     for part in parts:
-        weights = question_weights(part, stats)
+        weights = question_weights(part, stats, tuning.expansion_weight)
         if weights:
             out.append(max(page_terms, key=lambda p: coverage(weights, p[1]) + tuning.title_weight * coverage(weights, p[2]))[0])
     return out

@@ -44,7 +44,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
     """Every quotable sentence (or table row) of the selected pages, scored for the question."""
     tuning = settings.stitching.local
     index = CorpusIndex.open(settings, query.manual)
-    weights = question_weights(query.question, corpus_stats(index), tuning.ask_weight)
+    weights = question_weights(query.question, corpus_stats(index), settings.selection.local.expansion_weight, tuning.ask_weight)
     rate_question = bool(RATE_INTENT.search(query.question))
     q_facts = checkable_facts(query.question)
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
@@ -64,7 +64,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
             previous = chunk_heading
             context = set(terms(" ".join(chunk.heading_path[-2:])))
             chunk_sim = chunk_similarity(index, chunk.id, vector) if vector is not None else 0.0
-            units = chunk_units(chunk, rank, heading)
+            units = chunk_units(chunk, rank, tuning, heading)
             example_chunk = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
             in_example = example_chunk
             for unit in units:
@@ -73,7 +73,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                 unit.example = in_example or is_illustration(unit.text)
             lookups = {p.id: lookup_rows(rows_of(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
-                text = scored_text(units, i)
+                text = scored_text(units, i, tuning.list_items)
                 own_terms = terms(text)  # a list intro is scored, and length-normalised, with its items
                 own = set(own_terms)
                 norm = min(1.5, 1.0 / (1 - tuning.length_b + tuning.length_b * max(len(own_terms), 1) / tuning.avg_unit_terms))
@@ -116,14 +116,14 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
     return out
 
 
-def list_intro(units: list[Unit], i: int) -> int | None:
+def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
     """The sentence that introduces the list a list item belongs to ("The key features of the
-    exemption are:"), when the item is one of the list's first LIST_ITEMS items."""
+    exemption are:"), when the item is one of the list's first ``list_limit`` items."""
     for j in range(i - 1, -1, -1):
         if units[j].page_rank != units[i].page_rank or units[j].row is not None:
             return None
         if units[j].text.rstrip().endswith(":"):
-            return j if i in list_items(units, j) else None
+            return j if i in list_items(units, j, list_limit) else None
         if not (units[j].paragraph.kind == "li" or units[j].text[:1].islower() or units[j].paragraph.id == units[j + 1].paragraph.id):
             return None
     return None
@@ -139,8 +139,8 @@ def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSe
             later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
             out += [j for j in later if units[j].page_rank == unit.page_rank and NOTE.match(units[j].text)][:1]
         return out
-    out += list_items(units, i)
-    intro = list_intro(units, i) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
+    out += list_items(units, i, tuning.list_items)
+    intro = list_intro(units, i, tuning.list_items) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
     if intro is not None:
         out.append(intro)
     for j in (i - 1, i + 1):
@@ -212,13 +212,13 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[Draft
     return claims
 
 
-def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
+def _minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> list[int] | None:
     """The least a unit needs to be read right, within ``room`` words: a list intro with as many
     of its items as fit (none fitting: the intro is not quoted alone), a list item with its
     intro, a sentence opening "This"/"It" with the sentence before it, and the "This is
     taxable ..." after it when that fits too; None when it cannot fit."""
     unit = units[i]
-    items = list_items(units, i)
+    items = list_items(units, i, list_limit)
     if items:
         taken: list[int] = []
         for j in items:
@@ -227,7 +227,7 @@ def _minimal_context(units: list[Unit], i: int, room: int) -> list[int] | None:
             taken.append(j)
         return [i, *taken] if taken else None
     need = [i]
-    intro = list_intro(units, i) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
+    intro = list_intro(units, i, list_limit) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
     if intro is not None:
         need.append(intro)
     if unit.row is None and ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
@@ -290,7 +290,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     floor = tuning.relative_floor * ranked[0].score
     # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
     # closing a chunk) never stands alone: it is not quoted.
-    ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)]))]
+    ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)], tuning.list_items))]
     # a row keyed by the asker's own figure answers from whichever page holds its table
     ranked_answer = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up] or ranked
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
@@ -303,7 +303,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     lead_index = position[id(ranked_answer[0])]
     lead = [j for j in [lead_index, *context_of(units, lead_index, floor, tuning)] if units[j].row is None or j == lead_index]
     if _word_count(units[j] for j in lead) > tuning.answer_words_cap or len(claims_of({j: units[j] for j in lead})) > tuning.answer_claims:
-        lead = _minimal_context(units, lead_index, tuning.answer_words_cap) or [lead_index]
+        lead = _minimal_context(units, lead_index, tuning.answer_words_cap, tuning.list_items) or [lead_index]
     lead_part = {j: units[j] for j in lead}
     rest: dict[int, Unit] = {}
 
@@ -333,7 +333,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         _, words = answer_size({})
         if words >= tuning.answer_words:
             break
-        for need in ([i, *context_of(units, i, floor, tuning)], _minimal_context(units, i, tuning.answer_words - words)):
+        for need in ([i, *context_of(units, i, floor, tuning)], _minimal_context(units, i, tuning.answer_words - words, tuning.list_items)):
             if need is None:
                 continue
             extra = {j: units[j] for j in need if j not in lead_part}
@@ -347,7 +347,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
             continue
         best = next((u for u in ranked_answer if u.page_rank == rank and u.score >= floor), None)
-        need = _minimal_context(units, position[id(best)], tuning.answer_words_cap) if best is not None else None
+        need = _minimal_context(units, position[id(best)], tuning.answer_words_cap, tuning.list_items) if best is not None else None
         if need is not None:
             extra = {j: units[j] for j in need if j not in lead_part}
             claims, total = answer_size(extra)

@@ -108,10 +108,9 @@ def has_header(rows: list[str]) -> bool:
     return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
 
 
-SHORT_CELL_WORDS = 5  # a cell this short reads after its header without a colon ("business miles first 10,000")
 
 
-def render_row(header: str, row: str) -> str:
+def render_row(header: str, row: str, short_cell_words: int) -> str:
     """A table row as one sentence with its column headers, so it reads on its own:
     "Car or van | First 10,000 | 45p" under "Kind of vehicle | Business miles | 2011-12 onwards"
     -> "Car or van: business miles first 10,000, 2011-12 onwards 45p." Every word and figure
@@ -126,7 +125,7 @@ def render_row(header: str, row: str) -> str:
     for head, cell in zip(heads[1:], cells[1:], strict=True):
         if not cell:
             continue
-        short = len(cell.split()) <= SHORT_CELL_WORDS
+        short = len(cell.split()) <= short_cell_words
         said.append(f"{_lower_first(head)}{' ' if short else ': '}{_lower_first(cell) if short else cell}" if head else cell)
     if not said:
         return cells[0]

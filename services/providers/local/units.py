@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.providers.local.question import QuestionKind
 from services.providers.local.tables import TERMINAL, has_header, is_figure, render_row, rows_of
@@ -17,8 +18,6 @@ from services.text.sentences import split_sentences
 EXAMPLE_TITLE = re.compile(r"\bexamples?\b", re.I)
 
 
-LIST_ITEMS = 4  # list items quoted after a sentence that introduces them with a colon
-MAX_FRAGMENTS = 4  # paragraphs one sentence may run over (the 2014 scrape split some)
 
 
 ANAPHOR = re.compile(r"^(?:This|It|These|They|Such|That)\b")
@@ -78,7 +77,7 @@ def states_rule(heading: str) -> bool:
     )
 
 
-def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> list[Unit]:
+def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, heading: str | None = None) -> list[Unit]:
     """The chunk's sentences and table rows in order, split sentences joined up again; first
     its ``heading`` when given (a heading that states a rule), cited by the paragraph under it."""
     units: list[Unit] = []
@@ -96,7 +95,7 @@ def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> lis
                 first = r.split("|")[0].strip()
                 label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
                 if i or not header:
-                    text = render_row(header, r if first else f"{label} {r}")
+                    text = render_row(header, r if first else f"{label} {r}", tuning.short_cell_words)
                     units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, cells=r))
             continue
         for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
@@ -107,7 +106,7 @@ def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> lis
                 and last.row is None
                 and not last.heading
                 and last.parts[-1][0].id != paragraph.id
-                and len(last.parts) < MAX_FRAGMENTS
+                and len(last.parts) < tuning.max_fragments
                 and not TERMINAL.search(last.parts[-1][1])
                 and (_CONTINUES.match(sentence) or last.text.count("(") > last.text.count(")"))
                 and not (paragraph.kind == "li" and last.parts[-1][0].kind == "li" and not _RUNS_ON.search(last.parts[-1][1]))
@@ -118,8 +117,8 @@ def chunk_units(chunk: Chunk, page_rank: int, heading: str | None = None) -> lis
     return units
 
 
-def list_items(units: list[Unit], i: int) -> list[int]:
-    """The units of the list a sentence introduces with a colon: up to LIST_ITEMS items after
+def list_items(units: list[Unit], i: int, limit: int) -> list[int]:
+    """The units of the list a sentence introduces with a colon: up to ``limit`` items after
     it, each whole (an item's later sentences, "This is taxable under Section 225", are part of
     it), and what continues them in lower case ("and not more than 25 per cent ...")."""
     unit = units[i]
@@ -134,17 +133,17 @@ def list_items(units: list[Unit], i: int) -> list[int]:
         if j > i + 1 and item.paragraph.id == units[j - 1].last_paragraph.id:
             out.append(j)  # the same item goes on
             continue
-        if items == LIST_ITEMS or not (item.paragraph.kind == "li" or item.text[:1].islower()):
+        if items == limit or not (item.paragraph.kind == "li" or item.text[:1].islower()):
             break
         items += 1
         out.append(j)
     return out
 
 
-def scored_text(units: list[Unit], i: int) -> str:
+def scored_text(units: list[Unit], i: int, list_limit: int) -> str:
     """What a unit says for scoring: a sentence that introduces a list with a colon says
     what its items say (the 'limit is:' sentence and its '10 per cent' item are one rule)."""
-    return " ".join([units[i].text, *(units[j].text for j in list_items(units, i))])
+    return " ".join([units[i].text, *(units[j].text for j in list_items(units, i, list_limit))])
 
 
 # ---- what a question asks for, and what a sentence gives -------------------------------

@@ -11,6 +11,9 @@ import pytest
 from services.providers.local.question import ASKS_EXAMPLE, question_kind, question_parts, question_weights
 from services.text.lexicon import LAY_TO_MANUAL, expand, expansions
 from services.text.terms import CorpusStats, defined_acronyms
+from shared.config import LocalSelectionSettings
+
+EXPANSION_WEIGHT = LocalSelectionSettings().expansion_weight
 
 
 def test_lexicon_holds_general_tax_vocabulary_not_eval_wording(corpus_dir) -> None:  # noqa: ANN001
@@ -47,9 +50,9 @@ def test_sentences_are_weighed_by_the_manuals_own_name_for_what_the_question_nam
     stats = CorpusStats(
         ["Employment and Support Allowance (ESA) replaced incapacity benefit.", "ESA(IR) is not taxable.", "Salary is taxable.", "Other text."]
     )
-    weights = question_weights("I get Employment and Support Allowance. Is it taxable?", stats)
+    weights = question_weights("I get Employment and Support Allowance. Is it taxable?", stats, EXPANSION_WEIGHT)
     assert "esa" in weights and 0 < weights["esa"] < stats.idf("esa")  # the acronym counts, at less than the asker's words
-    assert "esa" not in question_weights("Is my salary taxable?", stats)
+    assert "esa" not in question_weights("Is my salary taxable?", stats, EXPANSION_WEIGHT)
 
 
 def test_a_question_is_split_into_the_things_it_asks() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from services.pipeline import STAGES, answer_question, new_state, run_stage
 from services.providers.local.stitching import claims_of, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, table_full
-from services.providers.local.units import LIST_ITEMS, list_items
+from services.providers.local.units import list_items
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Paragraph, section_of
@@ -59,22 +59,22 @@ def test_a_list_item_is_quoted_whole_and_the_item_cap_counts_items_not_sentences
     ]
     units = units_of(Paragraph(id="EIM1#c0.p0", text="The elements of the payment were:"), *items)
     assert len(units) == 13  # the intro, then two sentences per item
-    picked = list_items(units, 0)
+    picked = list_items(units, 0, TUNING.list_items)
     # every item's second sentence comes with it ("This is taxable under Section 3" is part of item 3)
-    assert sorted({units[j].paragraph.id for j in picked}) == [f"EIM1#c0.p{n}" for n in range(1, LIST_ITEMS + 1)]
-    assert len(picked) == 2 * LIST_ITEMS
+    assert sorted({units[j].paragraph.id for j in picked}) == [f"EIM1#c0.p{n}" for n in range(1, TUNING.list_items + 1)]
+    assert len(picked) == 2 * TUNING.list_items
 
 
 def test_a_list_item_is_quoted_with_the_sentence_that_introduces_its_list() -> None:
     units = units_of(
         Paragraph(id="EIM1#c0.p0", text="The key features of the exemption are:"),
-        *[Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"feature number {n}") for n in range(1, LIST_ITEMS + 3)],
+        *[Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"feature number {n}") for n in range(1, TUNING.list_items + 3)],
         Paragraph(id="EIM1#c0.p9", text="A new rule. It stands alone."),
     )
-    assert list_intro(units, 2) == 0 and 0 in context_of(units, 2, floor=1.0, tuning=TUNING)
-    assert list_intro(units, LIST_ITEMS + 1) is None  # past the items the intro quotes
-    assert list_intro(units, len(units) - 1) is None  # not a list item
-    assert list_intro(units, 0) is None
+    assert list_intro(units, 2, TUNING.list_items) == 0 and 0 in context_of(units, 2, floor=1.0, tuning=TUNING)
+    assert list_intro(units, TUNING.list_items + 1, TUNING.list_items) is None  # past the items the intro quotes
+    assert list_intro(units, len(units) - 1, TUNING.list_items) is None  # not a list item
+    assert list_intro(units, 0, TUNING.list_items) is None
 
 
 def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_ones() -> None:

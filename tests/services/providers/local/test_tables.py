@@ -6,9 +6,11 @@ from datetime import date
 
 from services.providers.local.tables import has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row
 from services.stages.verification import check_claim
+from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Paragraph
 from tests.services.providers.local.paragraphs import units_of
 
+SHORT_CELL_WORDS = LocalStitchingSettings().short_cell_words
 
 CO2_TABLE = [
     "CO2 emissions (g/km) | 2013/14 | 2014/15",
@@ -46,14 +48,14 @@ def test_a_row_is_named_by_the_question_when_its_label_is_made_of_the_questions_
 
 def test_a_row_renders_as_a_sentence_with_its_column_headers() -> None:
     header = "Kind of vehicle | Business miles | 2011-12 onwards"
-    assert render_row(header, "Car or van | First 10,000 | 45p") == "Car or van: business miles first 10,000, 2011-12 onwards 45p."
-    assert render_row(header, "Cycle | All | 20p") == "Cycle: business miles all, 2011-12 onwards 20p."
+    assert render_row(header, "Car or van | First 10,000 | 45p", SHORT_CELL_WORDS) == "Car or van: business miles first 10,000, 2011-12 onwards 45p."
+    assert render_row(header, "Cycle | All | 20p", SHORT_CELL_WORDS) == "Cycle: business miles all, 2011-12 onwards 20p."
     # a long cell is introduced by its header and a colon; an acronym or reference keeps its case
-    long = render_row("Type of payment | Tax treatment", "Basic allowance | These allowances are taxable as earnings (see EIM00510)")
+    long = render_row("Type of payment | Tax treatment", "Basic allowance | These allowances are taxable as earnings (see EIM00510)", SHORT_CELL_WORDS)
     assert long == "Basic allowance: tax treatment: These allowances are taxable as earnings (see EIM00510)."
-    assert render_row("Item | Guidance", "Death | EIM13600") == "Death: guidance EIM13600."
-    assert render_row("", "Home improvements loan | \u00a32,100") == "Home improvements loan: \u00a32,100."  # no header
-    assert render_row("Year | Amount | Legislation", "2013/14 | \u00a321,100") == "2013/14: \u00a321,100."  # ragged: cells alone
+    assert render_row("Item | Guidance", "Death | EIM13600", SHORT_CELL_WORDS) == "Death: guidance EIM13600."
+    assert render_row("", "Home improvements loan | \u00a32,100", SHORT_CELL_WORDS) == "Home improvements loan: \u00a32,100."  # no header
+    assert render_row("Year | Amount | Legislation", "2013/14 | \u00a321,100", SHORT_CELL_WORDS) == "2013/14: \u00a321,100."  # ragged: cells alone
 
 
 def test_worked_computations_have_no_header_row_and_continued_rows_keep_their_label() -> None:

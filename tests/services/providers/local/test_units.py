@@ -5,8 +5,11 @@ from __future__ import annotations
 from services.providers.local.stitching import claims_of
 from services.providers.local.units import chunk_units, gives, is_illustration, is_signpost, list_items, states_rule
 from services.text.figures import checkable_facts
+from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from tests.services.providers.local.paragraphs import units_of
+
+TUNING = LocalStitchingSettings()
 
 
 def test_sentences_split_over_paragraphs_are_joined_but_keep_their_citations() -> None:
@@ -20,7 +23,7 @@ def test_sentences_split_over_paragraphs_are_joined_but_keep_their_citations() -
         Paragraph(id="EIM1#c0.p6", text="Another complete one."),
     ]
     chunk = Chunk(id="EIM1#c0", section_id="EIM1", manual="m", position=0, heading_path=[], paragraphs=paragraphs, content_hash="h")
-    units = chunk_units(chunk, page_rank=0)
+    units = chunk_units(chunk, 0, TUNING)
     assert [[p.id for p, _ in u.parts] for u in units] == [
         ["EIM1#c0.p0", "EIM1#c0.p1"],  # lower-case continuation
         ["EIM1#c0.p2", "EIM1#c0.p3"],  # an open bracket continues
@@ -42,8 +45,8 @@ def test_list_items_run_on_only_when_the_item_stops_mid_sentence() -> None:
         Paragraph(id="EIM1#c0.p4", kind="li", text="it is held by a person in full-time education."),
     )
     assert [[p.id[-2:] for p, _ in u.parts] for u in units] == [["p0"], ["p1"], ["p2"], ["p3", "p4"]]
-    assert list_items(units, 0) == [1, 2, 3]  # the items the colon introduces
-    assert list_items(units, 1) == []
+    assert list_items(units, 0, TUNING.list_items) == [1, 2, 3]  # the items the colon introduces
+    assert list_items(units, 1, TUNING.list_items) == []
 
 
 def test_a_colon_pulls_in_its_list_even_its_lower_case_continuation() -> None:
@@ -54,7 +57,7 @@ def test_a_colon_pulls_in_its_list_even_its_lower_case_continuation() -> None:
         Paragraph(id="EIM1#c0.p3", text="A new rule starts here."),
     )
     assert [u.text[:5] for u in units] == ["An aw", "it co", "and n", "A new"]
-    assert list_items(units, 0) == [1, 2]
+    assert list_items(units, 0, TUNING.list_items) == [1, 2]
 
 
 def test_a_heading_that_states_a_rule_is_quotable_with_the_paragraph_under_it() -> None:
@@ -66,7 +69,7 @@ def test_a_heading_that_states_a_rule_is_quotable_with_the_paragraph_under_it() 
         id="EIM1#c1", section_id="EIM1", manual="m", position=1, heading_path=["Page", "SMP is taxable"], content_hash="h",
         paragraphs=[Paragraph(id="EIM1#c1.p0", text="SMP is replacement earnings. It is charged to tax.")],
     )
-    units = chunk_units(chunk, 0, heading="SMP is taxable")
+    units = chunk_units(chunk, 0, TUNING, heading="SMP is taxable")
     assert [(u.text, u.paragraph.id, u.heading) for u in units[:2]] == [
         ("SMP is taxable", "EIM1#c1.p0", True),
         ("SMP is replacement earnings.", "EIM1#c1.p0", False),
