@@ -15,7 +15,7 @@ subject's pages (services/stages/retrieval.py), and its answer leads with what t
 adds, the earlier turns' claims reused behind (``after_stage``): the carried pages' row or
 sentence for the condition it narrows to (in the manual's word forms: 'bicycle' meets the
 'Cycle' row) or for the year it names joins the answer when the draft lacks it, and the
-answer part keeps its shape (at most ANSWER_CLAIMS claims, no list intro left alone). A choice of a conflict
+answer part keeps its shape (at most stitching.local.answer_claims claims, no list intro left alone). A choice of a conflict
 option is a follow-up of the conflict turn with that option's condition: the other options'
 pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
 drifts to another tax is refused as out of scope; the later-year check reads the searched
@@ -40,8 +40,9 @@ from pathlib import Path
 import redis
 
 from services.errors import ConversationNotFound, TurnLimitReached, Unavailable, UnknownCondition
+from services.providers.local.units import chunk_units
 from services.results import QuestionStore
-from shared.config import Settings
+from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.conversation import (
     Conversation,
@@ -257,17 +258,17 @@ def names_row(label: str, new_terms: set[str]) -> bool:
     return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
 
 
-def condition_claims(state: PipelineState, sections: list[str], new_terms: set[str], years: list[int]) -> list[tuple[int, DraftSentence]]:
+def condition_claims(
+    state: PipelineState, sections: list[str], new_terms: set[str], years: list[int], tuning: LocalStitchingSettings
+) -> list[tuple[int, DraftSentence]]:
     """The sentences and table rows of the carried pages (as selected for this turn) with
     their score for what the follow-up adds: the row for the condition it narrows to ('Cycle |
     All | 20p' for 'on my bicycle') may not be in the draft at all, or not lead it."""
-    from services.providers.local import chunk_units  # noqa: PLC0415
-
     pages = [p for p in (state.selection.pages if state.selection else []) if p.section_id in sections]
     found = []
     for rank, page in enumerate(pages):
         for chunk in page.chunks:
-            for unit in chunk_units(chunk, rank):
+            for unit in chunk_units(chunk, rank, tuning):
                 score = answers_follow_up(unit.text, new_terms, years)
                 # a table row whose label names the condition is the row for it: it outranks
                 # a sentence that only mentions it
@@ -278,7 +279,7 @@ def condition_claims(state: PipelineState, sections: list[str], new_terms: set[s
     return found
 
 
-def after_stage(stage: str, state: PipelineState) -> None:
+def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
     """What a conversation turn changes between stages (run by every worker: the context
     travels in the state):
     - after rollup, a chosen conflict option leaves out the pages of the options not chosen;
@@ -291,7 +292,6 @@ def after_stage(stage: str, state: PipelineState) -> None:
     if stage == "rollup" and context.excluded_sections and state.rollup is not None:
         state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
     if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
-        from services.providers.local import ANSWER_CLAIMS  # noqa: PLC0415
         from services.text.figures import years_named  # noqa: PLC0415
         from services.text.terms import query_terms  # noqa: PLC0415
 
@@ -301,7 +301,7 @@ def after_stage(stage: str, state: PipelineState) -> None:
         new_terms = {t for t in set(query_terms(context.asked)) - set(query_terms(context.topic)) if not t.isdigit()}
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
-        carried = {c.text: (score, c) for score, c in condition_claims(state, context.carried_sections, new_terms, years)}
+        carried = {c.text: (score, c) for score, c in condition_claims(state, context.carried_sections, new_terms, years, settings.stitching.local)}
         scores = [carried[s.text][0] if s.text in carried else answers_follow_up(s.text, new_terms, years) for s in sentences]
         # a sentence or row of the carried pages that says more about the narrowed condition
         # than anything in the draft joins it
@@ -321,9 +321,9 @@ def after_stage(stage: str, state: PipelineState) -> None:
         fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
         repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
         ordered = [*lead, *fresh, *repeated]
-        # the answer part keeps its shape (at most ANSWER_CLAIMS claims); what the lead pushed
+        # the answer part keeps its shape (at most stitching.local.answer_claims claims); what the lead pushed
         # out stays as detail, ahead of the rest
-        kept = ordered[:ANSWER_CLAIMS]
+        kept = ordered[: settings.stitching.local.answer_claims]
         while kept and kept[-1].text.rstrip().endswith(":"):  # no list intro left without its list
             kept.pop()
         pushed = [s.model_copy(update={"role": "detail"}) for s in ordered[len(kept):]]

@@ -42,7 +42,7 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
     started = time.perf_counter()
     state = stage.step(state, settings)
     if state.context is not None:
-        after_stage(stage.name, state)
+        after_stage(stage.name, state, settings)
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
     )

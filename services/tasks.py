@@ -20,12 +20,10 @@ from services.dispatch import finish_to_store
 from services.errors import as_info
 from services.pipeline import STAGE_QUEUES, STAGES, run_stages
 from services.results import REDIS_CONNECTIONS, RedisStore
-from services.stages.retrieval import remember_vector
 from services.text.terms import corpus_stats
 from services.wire import WireState, encode, rebuild
 from shared.config import Settings, get_settings
 from shared.contracts.events import QuestionEvent, stage_event
-from shared.contracts.pipeline import PipelineState
 from shared.index import CorpusIndex
 
 
@@ -61,14 +59,6 @@ def _store() -> RedisStore:
     return RedisStore(get_settings(), celery_app.conf.redis_max_connections or REDIS_CONNECTIONS)
 
 
-def remember_envelope_vector(state: PipelineState, settings: Settings) -> None:
-    """Keep the question's embedding that arrived in the envelope, so stages in this worker
-    (selection, stitching) use it instead of loading the embedder and embedding it again."""
-    if state.refusal is None and state.retrieval is not None and state.retrieval.query_vector:
-        index = CorpusIndex.open(settings, state.query.manual)
-        remember_vector(index, state.query.question, state.retrieval.query_vector)
-
-
 def run_queue(queue: str, state_json: str) -> str:
     settings = get_settings()
     store = _store()
@@ -78,7 +68,6 @@ def run_queue(queue: str, state_json: str) -> str:
     qid = arrived.query.id
     try:
         state = rebuild(arrived, settings)
-        remember_envelope_vector(state, settings)
         stages = [stage for stage in STAGES if stage.queue == queue]
         state = run_stages(stages, state, settings, lambda trace: store.add(qid, stage_event(trace)))
         if queue == STAGE_QUEUES[-1]:

@@ -82,8 +82,77 @@ class RollupSettings(BaseModel):
     max_chunks_per_page: int = 8
 
 
+class LocalSelectionSettings(BaseModel):
+    """How the local provider scores and keeps pages (services/providers/local/selection.py)."""
+
+    max_pages: int = Field(8, description="recall-greedy: pages kept at most")
+    strict_pages: int = Field(2, description="strict: pages kept at most")
+    min_relevance: float = Field(0.30, description="below this no page is about the question")
+    # Off-topic questions measured here reach about 0.41 and the manual's own questions start
+    # near 0.49; a question in the vocabulary of jobs and pay (scope.employment_tie) is given a wider margin.
+    min_similarity: float = Field(0.45, description="the best chunk's cosine with the question below which nothing is on topic")
+    min_similarity_tied: float = Field(0.38, description="the same for a question in the vocabulary of jobs and pay")
+    keep_ratio: float = Field(0.72, description="recall-greedy keeps pages within this share of the best page")
+    linked_ratio: float = Field(0.55, description="the share a page the kept pages link to needs")
+    rate_figures_relief: float = Field(0.07, description="less share needed by a page with figures for a rate question")
+    strict_ratio: float = Field(0.92, description="strict keeps pages within this share of the best page")
+    part_ratio: float = Field(0.7, description="a page kept for one part of the question needs this share of the best page")
+    vector_weight: float = Field(0.5, description="weight of the best chunk's cosine against the page's term coverage")
+    authority_weight: float = Field(0.15, description="weight of the links other candidates make to a page")
+    title_weight: float = Field(0.2, description="weight of the title's coverage of the question (titles name the rule a page states)")
+    example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
+    lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
+    subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
+    expansion_weight: float = Field(0.5, description="the manual's words for the question's everyday words count this share of their idf (stitching weighs the question the same way)")
+
+
 class SelectionSettings(BaseModel):
     strategy: Literal["recall_greedy", "strict"] = "recall_greedy"
+    local: LocalSelectionSettings = Field(default_factory=LocalSelectionSettings)
+
+
+class LocalStitchingSettings(BaseModel):
+    """How the local provider scores units and shapes the answer (services/providers/local/stitching.py)."""
+
+    ask_weight: float = Field(2.0, description="the asking sentence's terms count this many times those describing the situation")
+    answer_claims: int = Field(6, description="the answer part: at most this many claims")
+    answer_words: int = Field(120, description="the answer part: about this many words")
+    answer_words_cap: int = Field(180, description="the lead alone (a rule with its list) may run to this many words")
+    answer_floor: float = Field(0.6, description="an answer claim scores at least this share of the lead; the rest is detail")
+    following_units: int = Field(3, description="units after the lead in its chunk weighed up for the answer part (its conditions)")
+    following_factor: float = Field(1.6, description="how much those following units are weighed up")
+    lead_standalone: float = Field(0.8, description="the lead may give way to a unit scoring this share of it that reads on its own")
+    meaning_candidates: int = Field(8, description="answer candidates re-ranked by their own embedding (8 short sentences: ~50 ms here)")
+    meaning_weight: float = Field(1.0, description="weight of a candidate's cosine with the question")
+    table_rows: int = Field(4, description="rows of one table in the answer part (a row looked up by the asker's figure aside)")
+    answer_pages: int = Field(2, description="the answer part quotes the pages selection ranked first; the others go to the detail")
+    reply_words: int = Field(350, description="answer and detail together")
+    detail_per_page: int = Field(4, description="units the detail takes from one page")
+    relative_floor: float = Field(0.5, description="a sentence must score this share of the best sentence")
+    neighbour_floor: float = Field(0.8, description="a sentence next to a quoted one in its paragraph joins that claim above this share of the floor")
+    page_decay: float = Field(0.35, description="how fast a page's place in the selection lowers its sentences' scores")
+    length_b: float = Field(0.5, description="BM25-style length normalisation of a sentence's term coverage")
+    avg_unit_terms: float = Field(14.0, description="the average unit's terms, for the length normalisation")
+    lead_bonus: float = Field(0.2, description="the manual states the rule first, then the detail and the examples")
+    lead_units: int = Field(10, description="units of a page over which the lead bonus fades")
+    figure_bonus: float = Field(0.12, description="a figure for a rate question, a figure the question names, an amount near the asker's")
+    lookup_row_bonus: float = Field(0.5, description="the table row keyed by the asker's own figure or date")
+    rate_row_bonus: float = Field(0.3, description="the best row of a rate table on a leading page about the question's subject")
+    row_label_bonus: float = Field(0.12, description="a table row whose label names what the question asks about")
+    rate_table_pages: int = Field(3, description="leading pages whose rate tables give a rate question a row")
+    rate_table_match: float = Field(0.15, description="a rate table must share this much of the question to be its answer")
+    context_weight: float = Field(0.3, description="the chunk's headings count for this part of what a sentence says")
+    same_statement: float = Field(0.8, description="word overlap (figures aside) above which a sentence repeats a quoted one")
+    signpost_factor: float = Field(0.6, description="a sentence that only points to another page is scaled by this")
+    kind_bonus: float = Field(0.25, description="a sentence of the kind the question asks for (a figure, a date, a ruling, a definition)")
+    list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")
+    max_fragments: int = Field(4, description="paragraphs one sentence may run over (the 2014 scrape split some)")
+    short_cell_words: int = Field(5, description="a table cell this short reads after its header without a colon")
+    example_factor: float = Field(0.6, description="a worked example answers only a question that asks for one: scaled by this otherwise")
+
+
+class StitchingSettings(BaseModel):
+    local: LocalStitchingSettings = Field(default_factory=LocalStitchingSettings)
 
 
 class VerificationSettings(BaseModel):
@@ -142,6 +211,7 @@ class Settings(BaseSettings):
     expansion: ExpansionSettings = Field(default_factory=ExpansionSettings)
     rollup: RollupSettings = Field(default_factory=RollupSettings)
     selection: SelectionSettings = Field(default_factory=SelectionSettings)
+    stitching: StitchingSettings = Field(default_factory=StitchingSettings)
     verification: VerificationSettings = Field(default_factory=VerificationSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     celery: CelerySettings = Field(default_factory=CelerySettings)

@@ -22,8 +22,8 @@ import httpx2  # the transport the mistralai SDK uses (its errors are not httpx'
 from pydantic import BaseModel, Field, ValidationError
 
 from services.errors import ProviderError
+from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.stages.verification import enforce, paragraphs_of
-from services.stages.verification import verify as check_deterministically
 from shared.config import Settings
 from shared.contracts.api import Sentence, Verdict
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
@@ -195,8 +195,7 @@ def answer_shape(sentences: list[DraftSentence]) -> list[DraftSentence]:
     return kept
 
 
-def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Settings) -> list[Sentence]:
-    checked = check_deterministically(query, draft, selection, settings)
+def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Settings, checked: list[Sentence]) -> list[Sentence]:
     if not draft.sentences:
         return checked
     allowed = paragraphs_of(selection)
@@ -219,3 +218,20 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
     ]
     # Numbers, amounts, dates and references must be in the cited text whatever the model says.
     return enforce(judged, checked)
+
+
+class MistralProvider:
+    """The protocol of services/providers/base.py over the functions above (the question's
+    embedding is not needed: the model reads the pages' text)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def select(self, request: SelectRequest) -> SelectionResult:
+        return select(request.query, request.rollup, self.settings)
+
+    def stitch(self, request: StitchRequest) -> Draft:
+        return stitch(request.query, request.selection, self.settings)
+
+    def verify(self, request: VerifyRequest) -> list[Sentence]:
+        return verify(request.query, request.draft, request.selection, self.settings, request.checked)

@@ -7,7 +7,6 @@ still beat one ranked well by only one.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 
 import numpy as np
 
@@ -27,28 +26,15 @@ DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_D
 MIN_DEPTH = 50
 
 
-_VECTORS: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
-_VECTORS_MAX = 256
 # The question's nearest chunks as retrieval found them: the home manual's evidence reads
 # them instead of searching again (services/stages/retrieval.py, manual_evidence).
 _DENSE_HITS: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
+_DENSE_HITS_MAX = 256
 
 
-def remember_vector(index: CorpusIndex, question: str, vector: list[float] | np.ndarray) -> np.ndarray:
-    """Keep a question's embedding so later stages in this process need not embed it again."""
-    key = (index.manual, str(index.generation), question)
-    array = np.asarray(vector, dtype=np.float32)
-    _VECTORS[key] = array
-    _VECTORS.move_to_end(key)
-    while len(_VECTORS) > _VECTORS_MAX:
-        _VECTORS.popitem(last=False)
-    return array
-
-
-def query_vector(index: CorpusIndex, question: str) -> np.ndarray:
-    """The question's embedding: remembered (by retrieval, or from the envelope) or computed."""
-    cached = _VECTORS.get((index.manual, str(index.generation), question))
-    return cached if cached is not None else remember_vector(index, question, index.embed_query(question))
+def embed_question(index: CorpusIndex, question: str) -> np.ndarray:
+    """The question's embedding (it then travels in RetrievalResult.query_vector)."""
+    return np.asarray(index.embed_query(question), dtype=np.float32)
 
 
 def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: int | None = None) -> list[ScoredChunk]:
@@ -129,11 +115,11 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
         text = bm25_text(query.question, corpus_stats(index).synonyms(query.question))
         lists["bm25"] = [cid for cid, _ in index.bm25_search(text, depth)]
     if cfg.use_vectors:
-        array = query_vector(index, query.question)
+        array = embed_question(index, query.question)
         vector = [float(x) for x in array]
         dense = index.search_vector(array, depth)
         _DENSE_HITS[(index.manual, str(index.generation), query.question)] = dense[:EVIDENCE_DEPTH]
-        while len(_DENSE_HITS) > _VECTORS_MAX:
+        while len(_DENSE_HITS) > _DENSE_HITS_MAX:
             _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
         lists["vector"] = [cid for cid, _ in dense]
     if context is not None and context.carried_sections:
@@ -226,7 +212,7 @@ def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Setting
         elif part == query.question and retrieved.query_vector:
             vector = np.asarray(retrieved.query_vector, dtype=np.float32)
         else:
-            vector = query_vector(home, part)
+            vector = embed_question(home, part)
         evidence = {home.manual: manual_evidence(home, part, vector)}
         # a part the home manual answers well stays home whatever the others say: skip them
         if not all(has_vectors(i) for i in others) or evidence[home.manual].score < scope.ROUTE_HOME_CEILING:

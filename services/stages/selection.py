@@ -12,7 +12,7 @@ from __future__ import annotations
 from shared.config import Settings
 from shared.contracts.pipeline import PipelineState, RollupResult
 from shared.index import CorpusIndex
-from services.providers import get_provider
+from services.providers.base import SelectRequest, get_provider
 from services import refusals
 from services.text.terms import corpus_stats
 
@@ -34,7 +34,8 @@ def _select(state: PipelineState, settings: Settings) -> PipelineState:
         state.refusal = refusals.low_coverage("Nothing in the manual matches the question.", candidates=[])
         return state
     index = CorpusIndex.open(settings, query.manual)
-    selection = get_provider(settings).select(query, state.rollup, settings)
+    vector = state.retrieval.query_vector if state.retrieval is not None else []
+    selection = get_provider(settings).select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector))
     state.selection = selection
     if not selection.pages:
         state.refusal = refusals.low_coverage(

@@ -58,19 +58,26 @@ class VariantError(ValueError):
 
 
 def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
-    """A copy of ``settings`` with ``{"section.field": value}`` applied, each value validated."""
+    """A copy of ``settings`` with ``{"section.field": value}`` applied (deeper paths such as
+    ``"selection.local.keep_ratio"`` too), each value validated."""
     sections: dict[str, dict[str, Any]] = {}
     for path, value in overrides.items():
-        section, _, field = path.partition(".")
-        sub = getattr(settings, section, None)
-        if not field or not isinstance(sub, BaseModel) or field not in type(sub).model_fields:
+        section, *fields = path.split(".")
+        node = getattr(settings, section, None)
+        if not fields or not isinstance(node, BaseModel):
             raise VariantError(f"unknown settings field {path!r}")
-        sections.setdefault(section, {})[field] = value
+        target = sections.setdefault(section, node.model_dump())
+        for depth, field in enumerate(fields):
+            if not isinstance(node, BaseModel) or field not in type(node).model_fields:
+                raise VariantError(f"unknown settings field {path!r}")
+            node = getattr(node, field)
+            if depth < len(fields) - 1:
+                target = target[field]
+        target[fields[-1]] = value
     updates = {}
     for section, fields in sections.items():
-        sub = getattr(settings, section)
         try:
-            updates[section] = type(sub).model_validate({**sub.model_dump(), **fields})
+            updates[section] = type(getattr(settings, section)).model_validate(fields)
         except ValueError as exc:
             raise VariantError(f"bad override for {section}: {exc}") from exc
     return settings.model_copy(update=updates)

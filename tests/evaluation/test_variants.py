@@ -32,6 +32,9 @@ def test_retrieval_variants_differ_and_hybrid_is_the_default():
         ({"rollup.no_such_field": 1}, "unknown settings field 'rollup.no_such_field'"),
         ({"nosuchsection.x": 1}, "unknown settings field"),
         ({"data_dir": "x"}, "unknown settings field 'data_dir'"),
+        ({"selection.local.no_such_field": 1}, "unknown settings field 'selection.local.no_such_field'"),
+        ({"selection.strategy.deeper": 1}, "unknown settings field 'selection.strategy.deeper'"),
+        ({"selection.local.keep_ratio": "high"}, "bad override for selection"),
     ],
 )
 def test_bad_overrides_are_typed_errors(overrides, message):
@@ -44,3 +47,10 @@ def test_resolve_variants_puts_full_first_and_rejects_unknown_names():
     assert resolve_variants(["no_graph", "bm25_only"]) == ["full", "bm25_only", "no_graph"]
     with pytest.raises(VariantError, match="unknown variant"):
         resolve_variants(["fastest"])
+
+
+def test_a_dotted_path_reaches_the_local_providers_tuning_and_leaves_the_rest():
+    base = Settings()
+    tuned = with_overrides(base, {"selection.local.keep_ratio": 0.5, "selection.local.max_pages": 3, "selection.strategy": "strict"})
+    assert (tuned.selection.local.keep_ratio, tuned.selection.local.max_pages, tuned.selection.strategy) == (0.5, 3, "strict")
+    assert tuned.selection.local.linked_ratio == base.selection.local.linked_ratio and base.selection.local.keep_ratio == 0.72

@@ -7,6 +7,7 @@ import pytest
 from services.conversation import after_stage, as_turn, follow_up_info, new_turn_state, read_turn, searched_question
 from services.dispatch import submit
 from services.results import MemoryStore, wait_result
+from shared.config import Settings
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, PendingTurn
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult
 
@@ -57,14 +58,14 @@ def test_claims_already_made_move_behind_the_new_ones_and_unchosen_options_stay_
     )
     state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
     state.draft = Draft(sentences=[_sentence("old", "EIM1#c0.p0"), _sentence("new", "EIM1#c0.p1"), DraftSentence(text="d", citations=["EIM1#c0.p2"], role="detail")])
-    after_stage("stitching", state)
+    after_stage("stitching", state, Settings())
     assert [s.text for s in state.draft.sentences] == ["new", "old", "d"]
     only_old = Draft(sentences=[_sentence("old", "EIM1#c0.p0")])
     state.draft = only_old.model_copy(deep=True)
-    after_stage("stitching", state)
+    after_stage("stitching", state, Settings())
     assert state.draft == only_old  # nothing new: the earlier claim is the answer
     state.rollup = RollupResult(pages=[PageBundle(section_id=s, score=1.0, chunks=[]) for s in ("EIM1", "EIM2")])
-    after_stage("rollup", state)
+    after_stage("rollup", state, Settings())
     assert [p.section_id for p in state.rollup.pages] == ["EIM1"]
 
 
@@ -84,7 +85,7 @@ def test_a_follow_up_answer_leads_with_what_the_follow_up_adds(asked, promoted):
         DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p2"], role="detail"),
     ]
     state.draft = Draft(sentences=sentences)
-    after_stage("stitching", state)
+    after_stage("stitching", state, Settings())
     first = state.draft.sentences[0]
     assert first.text == promoted and first.role == "answer"
     assert {s.text for s in state.draft.sentences} == {s.text for s in sentences}  # reordered, nothing lost
@@ -123,19 +124,17 @@ def test_a_narrowing_follow_up_leads_with_the_carried_pages_row_for_its_conditio
 
 
 def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone():
-    from services.providers.local import ANSWER_CLAIMS  # noqa: PLC0415
-
     context = ConversationContext(kind="follow_up", asked="And for a van?", topic="What is the car benefit?")
     state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
-    answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(ANSWER_CLAIMS - 1)]
+    answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(Settings().stitching.local.answer_claims - 1)]
     intro = _sentence("The conditions are:", "EIM1#c1.p0")
     van = DraftSentence(text="A van is taxed at a flat rate.", citations=["EIM1#c2.p0"], role="detail")
     state.draft = Draft(sentences=[*answer, intro, van])
-    after_stage("stitching", state)
+    after_stage("stitching", state, Settings())
     roles = [(s.text, s.role) for s in state.draft.sentences]
     assert roles[0] == (van.text, "answer")
     answer_part = [t for t, role in roles if role == "answer"]
-    assert len(answer_part) <= ANSWER_CLAIMS and not answer_part[-1].endswith(":")
+    assert len(answer_part) <= Settings().stitching.local.answer_claims and not answer_part[-1].endswith(":")
     assert {t for t, _ in roles} == {s.text for s in [*answer, intro, van]}  # pushed to the detail, not lost
 
 
@@ -146,7 +145,7 @@ def test_a_named_year_outranks_the_words_that_frame_it():
     framing = _sentence("From 2012-13 you need not justify that figure; 11 weeks are enough.", "EIM1#c0.p0")
     covering = DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p1"], role="detail")
     state.draft = Draft(sentences=[framing, covering])
-    after_stage("stitching", state)
+    after_stage("stitching", state, Settings())
     assert state.draft.sentences[0].text == covering.text and state.draft.sentences[0].role == "answer"
 
 
@@ -163,5 +162,5 @@ def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
     current = _sentence("The limit is £50 for each year of service.", "EIM1#c0.p0")
     old = DraftSentence(text="For awards made on or before 12 June 2003 the limit was £20 per year of service.", citations=["EIM1#c0.p1"], role="detail")
     state.draft = Draft(sentences=[current, old])
-    after_stage("stitching", state)
+    after_stage("stitching", state, Settings())
     assert state.draft.sentences[0].text == old.text

@@ -118,7 +118,8 @@ def test_recall_greedy_keeps_the_rate_table_and_strict_keeps_fewer(slice_setting
 
 
 def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from services.providers import local  # noqa: PLC0415
+    from services.providers.local import selection  # noqa: PLC0415
+    from services.providers.local.question import question_parts  # noqa: PLC0415
 
     index = CorpusIndex.open(slice_settings)
     question = "Can my employer repay my business motoring costs in my own car tax-free, and is a works van taxable?"
@@ -128,16 +129,16 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     # service page well below it (relevances as selection would have scored them).
     relevance = dict.fromkeys(mileage, 1.0) | {"EIM22790": 0.71, "EIM01500": 0.5}
     monkeypatch.setattr(
-        local, "score_pages", lambda query, rollup, settings: [local.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
+        selection, "score_pages", lambda query, rollup, settings, carried_vector: [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
     )
     query = Query(id="q", question=question, manual=slice_settings.manual)
     rollup_result = RollupResult(pages=list(bundles.values()))
-    assert local.question_parts(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
-    kept = [p.section_id for p in local.select(query, rollup_result, slice_settings).pages]
+    assert question_parts(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
+    kept = [p.section_id for p in selection.select(query, rollup_result, slice_settings, []).pages]
     assert "EIM22790" in kept and "EIM01500" not in kept  # the van part's page; not a page below PART_RATIO
     # asked as one thing, the same scores keep the mileage pages only
     one_part = query.model_copy(update={"question": "Can my employer repay my business motoring costs in my own car or a works van tax-free?"})
-    assert [p.section_id for p in local.select(one_part, rollup_result, slice_settings).pages] == mileage
+    assert [p.section_id for p in selection.select(one_part, rollup_result, slice_settings, []).pages] == mileage
 
 
 # ---- stitching and verification -----------------------------------------------------------
@@ -159,8 +160,6 @@ def test_stitching_quotes_only_selected_paragraphs_one_marker_each(slice_setting
 
 
 def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_settings: Settings) -> None:
-    from services.providers.local import ANSWER_CLAIMS, REPLY_WORDS  # noqa: PLC0415
-
     state = state_after(MILEAGE, slice_settings, "verification")
     roles = [s.role for s in state.draft.sentences]
     assert "answer" in roles and "detail" in roles, roles
@@ -168,8 +167,8 @@ def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_
     assert roles == sorted(roles, key=lambda r: r != "answer")
     answer = [s for s in state.draft.sentences if s.role == "answer"]
     detail = [s for s in state.draft.sentences if s.role == "detail"]
-    assert len(answer) <= ANSWER_CLAIMS
-    assert sum(len(s.text.split()) for s in [*answer, *detail]) <= REPLY_WORDS
+    assert len(answer) <= slice_settings.stitching.local.answer_claims
+    assert sum(len(s.text.split()) for s in [*answer, *detail]) <= slice_settings.stitching.local.reply_words
     # the detail adds sentences the answer does not already quote, from the selected pages
     assert not {s.text for s in answer} & {s.text for s in detail}
     allowed = verification.paragraphs_of(state.selection)

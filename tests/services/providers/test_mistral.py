@@ -12,8 +12,12 @@ import pytest
 
 from services.errors import ProviderError
 from services.providers import mistral
+from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
+from services.providers.mistral import MistralProvider
+from services.stages.verification import verify as check_deterministically
 from shared.config import ModelSettings, Settings
 from shared.contracts.corpus import Chunk, Paragraph
+from shared.contracts.api import Sentence
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
 from tests.support.mistral_standin import MistralStandin, Reply
 
@@ -47,13 +51,19 @@ def settings(standin, monkeypatch) -> Settings:
     return Settings(models=models)
 
 
+def verify(settings: Settings, draft: Draft) -> list[Sentence]:
+    """The model's verdicts through the provider protocol, given the deterministic check as the stage gives it."""
+    checked = check_deterministically(QUERY, draft, SELECTION, settings)
+    return MistralProvider(settings).verify(VerifyRequest(query=QUERY, draft=draft, selection=SELECTION, checked=checked))
+
+
 def messages(body: dict) -> str:
     return "\n".join(m["content"] for m in body["messages"])
 
 
 def test_select_keeps_the_pages_the_model_names_and_sends_a_json_request(standin, settings):
     standin.chat_replies.append(json.dumps({"keep": ["EIM90001"]}))
-    result = mistral.select(QUERY, ROLLUP, settings)
+    result = MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
     assert [p.section_id for p in result.pages] == ["EIM90001"] and result.dropped == ["EIM90002"]
     (request,) = standin.chat_requests()
     assert request["model"] == "mistral-small-test" and request["response_format"] == {"type": "json_object"}
@@ -63,7 +73,7 @@ def test_select_keeps_the_pages_the_model_names_and_sends_a_json_request(standin
 
 def test_malformed_replies_are_retried_with_the_reason_then_accepted(standin, settings):
     standin.chat_replies.extend(["this is not JSON", json.dumps({"keep": ["EIM12345"]}), json.dumps({"keep": ["EIM90002"]})])
-    result = mistral.select(QUERY, ROLLUP, settings)
+    result = MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
     assert [p.section_id for p in result.pages] == ["EIM90002"]
     requests = standin.chat_requests()
     assert len(requests) == 3
@@ -73,16 +83,16 @@ def test_malformed_replies_are_retried_with_the_reason_then_accepted(standin, se
 def test_a_reply_that_stays_malformed_becomes_a_typed_error(standin, settings):
     standin.chat_handler = lambda body: json.dumps({"pages": "all"})
     with pytest.raises(ProviderError, match="selection failed after 3 attempts"):
-        mistral.select(QUERY, ROLLUP, settings)
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
     assert len(standin.chat_requests()) == 3
 
 
 def test_http_errors_are_retried_then_typed(standin, settings):
     standin.chat_replies.extend([Reply(status=500, raw='{"message": "overloaded"}'), Reply(status=429, raw="{}"), json.dumps({"keep": []})])
-    assert mistral.select(QUERY, ROLLUP, settings).pages == []
+    assert MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP)).pages == []
     standin.chat_handler = lambda body: Reply(status=503, raw='{"message": "down"}')
     with pytest.raises(ProviderError, match="request failed"):
-        mistral.select(QUERY, ROLLUP, settings)
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
 
 
 def test_a_slow_model_hits_the_timeout_and_fails_typed(standin, settings):
@@ -91,7 +101,7 @@ def test_a_slow_model_hits_the_timeout_and_fails_typed(standin, settings):
     standin.chat_handler = lambda body: Reply(content=json.dumps({"keep": []}), delay_s=1.5)
     started = time.monotonic()
     with pytest.raises(ProviderError):
-        mistral.select(QUERY, ROLLUP, settings)
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
     assert time.monotonic() - started < 1.5
 
 
@@ -102,16 +112,16 @@ def test_unreachable_server_and_missing_key_are_typed_errors(settings):
     settings.models.mistral_server_url = f"http://127.0.0.1:{closed}"
     settings.models.max_retries = 0
     with pytest.raises(ProviderError, match="request failed"):
-        mistral.select(QUERY, ROLLUP, settings)
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
     settings.models.mistral_api_key = ""
     with pytest.raises(ProviderError, match="MISTRAL_API_KEY"):
-        mistral.select(QUERY, ROLLUP, settings)
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
 
 
 def test_stitch_returns_cited_sentences_from_selected_paragraphs(standin, settings):
     reply = {"sentences": [{"text": "Cars get 45p a mile for the first 10,000 business miles.", "citations": ["EIM90001#c0.p0"]}]}
     standin.chat_replies.append(json.dumps(reply))
-    draft = mistral.stitch(QUERY, SELECTION, settings)
+    draft = MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION))
     assert draft.sentences == [DraftSentence(**reply["sentences"][0])]
     assert "[EIM90001#c0.p0]" in messages(standin.chat_requests()[0])
     assert "EIM90002" not in messages(standin.chat_requests()[0])  # only selected pages are offered
@@ -128,7 +138,7 @@ def test_stitch_returns_cited_sentences_from_selected_paragraphs(standin, settin
 def test_stitch_never_returns_an_uncited_or_foreign_sentence(standin, settings, bad):
     standin.chat_handler = lambda body: json.dumps(bad)
     with pytest.raises(ProviderError, match="stitching failed"):
-        mistral.stitch(QUERY, SELECTION, settings)
+        MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION))
 
 
 def test_verify_holds_model_verdicts_to_the_deterministic_figure_check(standin, settings):
@@ -143,7 +153,7 @@ def test_verify_holds_model_verdicts_to_the_deterministic_figure_check(standin, 
         {"index": 2, "verdict": "unsupported", "reason": "the model is strict here"},
     ]
     standin.chat_replies.append(json.dumps({"verdicts": verdicts}))
-    sentences = mistral.verify(QUERY, draft, SELECTION, settings)
+    sentences = verify(settings, draft)
     assert [s.verdict for s in sentences][0] == "supported"
     assert sentences[1].verdict != "supported" and "60p" in sentences[1].reason  # 60p is not in the cited text
     assert sentences[2].verdict == "unsupported" and sentences[2].reason == "the model is strict here"
@@ -154,16 +164,16 @@ def test_verify_needs_one_verdict_per_claim(standin, settings):
     draft = Draft(sentences=[DraftSentence(text="After that it is 25p a mile.", citations=["EIM90001#c0.p1"])] * 2)
     standin.chat_handler = lambda body: json.dumps({"verdicts": [{"index": 0, "verdict": "supported", "reason": "ok"}]})
     with pytest.raises(ProviderError, match="verification failed"):
-        mistral.verify(QUERY, draft, SELECTION, settings)
+        verify(settings, draft)
     standin.chat_handler = lambda body: json.dumps({"verdicts": [{"index": i, "verdict": "maybe", "reason": "?"} for i in range(2)]})
     with pytest.raises(ProviderError):
-        mistral.verify(QUERY, draft, SELECTION, settings)
+        verify(settings, draft)
 
 
 def test_nothing_to_select_or_stitch_costs_no_model_call(standin, settings):
-    assert mistral.select(QUERY, RollupResult(pages=[]), settings).pages == []
-    assert mistral.stitch(QUERY, SelectionResult(pages=[]), settings).sentences == []
-    assert mistral.verify(QUERY, Draft(sentences=[]), SELECTION, settings) == []
+    assert MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=RollupResult(pages=[]))).pages == []
+    assert MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SelectionResult(pages=[]))).sentences == []
+    assert verify(settings, Draft(sentences=[])) == []
     assert standin.chat_requests() == []
 
 
@@ -175,7 +185,7 @@ def test_nothing_to_select_or_stitch_costs_no_model_call(standin, settings):
 def test_stitch_asks_for_the_answer_shape_and_clamps_a_long_reply(standin, settings):
     long = {"sentences": [{"text": f"Sentence {n}: the approved amount for cars is 45p a mile.", "citations": ["EIM90001#c0.p0"]} for n in range(9)]}
     standin.chat_replies.append(json.dumps(long))
-    draft = mistral.stitch(QUERY, SELECTION, settings)
+    draft = MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION))
     assert [s.text.split(":")[0] for s in draft.sentences] == [f"Sentence {n}" for n in range(6)]
     assert all(s.role == "answer" for s in draft.sentences)
     system = standin.chat_requests()[0]["messages"][0]["content"]
@@ -186,15 +196,15 @@ def test_stitch_clamps_an_answer_past_the_word_cap(standin, settings):
     wordy = " ".join(["the approved amount for cars"] * 20)  # 100 words a sentence
     reply = {"sentences": [{"text": f"{wordy} is 45p.", "citations": ["EIM90001#c0.p0"]}] * 3}
     standin.chat_replies.append(json.dumps(reply))
-    assert len(mistral.stitch(QUERY, SELECTION, settings).sentences) == 1  # 102 words; a second would make 204 > 180
+    assert len(MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION)).sentences) == 1  # 102 words; a second would make 204 > 180
 
 
 def _paraphrase_run(standin, settings, text: str, model_verdict: str = "supported"):
     """A paraphrased reply from the stand-in, stitched then verified (the model approves it)."""
     standin.chat_replies.append(json.dumps({"sentences": [{"text": text, "citations": ["EIM90001#c0.p0"]}]}))
-    draft = mistral.stitch(QUERY, SELECTION, settings)
+    draft = MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION))
     standin.chat_replies.append(json.dumps({"verdicts": [{"index": 0, "verdict": model_verdict, "reason": "model"}]}))
-    [sentence] = mistral.verify(QUERY, draft, SELECTION, settings)
+    [sentence] = verify(settings, draft)
     return sentence
 
 

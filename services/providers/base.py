@@ -1,0 +1,64 @@
+"""The Provider interface: what selection, stitching and verification ask of a model.
+
+A provider gets typed requests and answers with the pipeline's own messages. The question's
+embedding travels in the request (retrieval computed it; it crosses worker hops in the
+envelope), so no provider embeds the question again or keeps it in a module-level cache.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from shared.config import Settings
+from shared.contracts.api import Sentence
+from shared.contracts.pipeline import Draft, Query, RollupResult, SelectionResult
+from shared.index import CorpusIndex
+
+
+class SelectRequest(BaseModel):
+    query: Query
+    rollup: RollupResult
+    query_vector: list[float] = Field(default_factory=list, description="the question's embedding; empty when retrieval had none")
+
+
+class StitchRequest(BaseModel):
+    query: Query
+    selection: SelectionResult
+    query_vector: list[float] = Field(default_factory=list, description="the question's embedding; empty when retrieval had none")
+
+
+class VerifyRequest(BaseModel):
+    query: Query
+    draft: Draft
+    selection: SelectionResult
+    checked: list[Sentence] = Field(description="the deterministic check's verdicts, one per drafted sentence")
+
+
+class Provider(Protocol):
+    def select(self, request: SelectRequest) -> SelectionResult: ...
+
+    def stitch(self, request: StitchRequest) -> Draft: ...
+
+    def verify(self, request: VerifyRequest) -> list[Sentence]:
+        """The provider's verdicts, one per drafted sentence (the stage holds them to ``checked``)."""
+        ...
+
+
+def question_vector(index: CorpusIndex, question: str, carried: list[float]) -> np.ndarray:
+    """The question's embedding: the one the request carries, else computed."""
+    return np.asarray(carried if carried else index.embed_query(question), dtype=np.float32)
+
+
+def get_provider(settings: Settings) -> Provider:
+    """The provider ``settings.models.provider`` names, built with the settings it depends on."""
+    # Imported here: each provider imports the stages' helpers, and the stages import this module.
+    if settings.models.provider == "mistral":
+        from services.providers.mistral import MistralProvider  # noqa: PLC0415
+
+        return MistralProvider(settings)
+    from services.providers.local import LocalProvider  # noqa: PLC0415
+
+    return LocalProvider(settings)

@@ -1,0 +1,173 @@
+"""Selection: each rolled-up page scored by how much of the question it covers (idf-weighted
+terms over its text and title, a bonus when the title names the question's subject), how
+close its best chunk is to the question's embedding, and how much the other candidates link
+to it; recall-greedy keeps every page near the best one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from shared.config import LocalSelectionSettings, Settings
+from shared.contracts.corpus import Chunk
+from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
+from shared.index import CorpusIndex
+from services.providers.base import question_vector
+from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_parts, question_weights
+from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
+from services.providers.local.units import EXAMPLE_TITLE
+from services.scope import employment_tie
+from services.text.terms import corpus_stats, terms
+
+
+@dataclass
+class PageScore:
+    bundle: PageBundle
+    coverage: float  # idf-weighted share of the question's terms on the page
+    similarity: float  # best chunk cosine with the question
+    has_figures: bool
+    relevance: float
+
+
+def chunk_similarity(index: CorpusIndex, chunk_id: str, vector: np.ndarray) -> float:
+    """Cosine of a chunk with the question (0 for a chunk the index does not hold)."""
+    return float(np.dot(index.chunk_vector(chunk_id), vector)) if chunk_id in index.chunks else 0.0
+
+
+def title_subject(title: str) -> list[str]:
+    """The subject a page title names: the manual titles pages "Subject: aspect"; its terms
+    when it has at least two words (a one-word subject like "Cars" names too much)."""
+    head = [t for t in terms(re.split(r":|\s[-\u2013]\s", title)[0]) if not t[0].isdigit()]
+    return head if len(head) >= 2 else []
+
+
+def names_title_subject(question_terms: str, title: str) -> bool:
+    """Whether the question (its terms joined by spaces, padded) names the title's subject as a phrase."""
+    head = title_subject(title)
+    return bool(head) and f" {' '.join(head)} " in question_terms
+
+
+def _page_terms(bundle: PageBundle) -> set[str]:
+    heading = bundle.chunks[0].heading_path[-3:] if bundle.chunks else []
+    return set(terms(" ".join(heading) + " " + " ".join(c.text + " " + " ".join(c.heading_path[-2:]) for c in bundle.chunks)))
+
+
+_FIGURE_TEXT = re.compile(r"\u00a3\s?\d|\d\s?%|\b\d+p\b|\bper cent\b", re.I)
+
+
+def _figures(chunks: list[Chunk]) -> bool:
+    """Whether a page states rates or amounts (a table, money, pence, percentages)."""
+    return any(c.has_table or _FIGURE_TEXT.search(c.text) for c in chunks)
+
+
+def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> list[PageScore]:
+    tuning = settings.selection.local
+    index = CorpusIndex.open(settings, query.manual)
+    weights = question_weights(query.question, corpus_stats(index), tuning.expansion_weight)
+    vector = None
+    if settings.retrieval.use_vectors and rollup.pages:
+        vector = question_vector(index, query.question, carried_vector)
+    rate_question = bool(RATE_INTENT.search(query.question))
+    q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
+    q_terms = f" {' '.join(terms(query.question))} "
+    wants_example = bool(ASKS_EXAMPLE.search(query.question))
+    out = []
+    for bundle in rollup.pages:
+        cov = coverage(weights, _page_terms(bundle))
+        sim = max((chunk_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
+        title = page_title(index, bundle.section_id)
+        rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
+        if names_title_subject(q_terms, title):
+            rel += tuning.subject_bonus
+        if EXAMPLE_TITLE.search(title):
+            # an illustration ranks below the rule it illustrates, above it when one is asked for
+            rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
+        if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
+            rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
+        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
+    # Authority among the candidates: the manual's authors send readers from examples and
+    # detail pages to the page that states the rule, so a page that relevant candidates
+    # link to gains (one step of link analysis over the candidate set).
+    by_id = {s.bundle.section_id: s for s in out}
+    authority = dict.fromkeys(by_id, 0.0)
+    for s in out:
+        for target in {x.target_section for x in index.xrefs_from(s.bundle.section_id)}:
+            if target in authority and target != s.bundle.section_id:
+                authority[target] += s.relevance
+    top = max(authority.values(), default=0.0)
+    if top > 0:
+        for sid, value in authority.items():
+            by_id[sid].relevance += tuning.authority_weight * value / top
+    return out
+
+
+def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
+    """A question in parts ("how is it worked out, and what rate applies for 2014-15?") needs
+    a page for each: of the candidates, the one that best covers each part's own words."""
+    tuning = settings.selection.local
+    parts = question_parts(query.question)
+    if len(parts) < 2 or not candidates:
+        return []
+    index = CorpusIndex.open(settings, query.manual)
+    stats = corpus_stats(index)
+    # each candidate's words once, whatever the number of parts
+    page_terms = [(s, _page_terms(s.bundle), set(terms(page_title(index, s.bundle.section_id)))) for s in candidates]
+    out = []
+    for part in parts:
+        weights = question_weights(part, stats, tuning.expansion_weight)
+        if weights:
+            out.append(max(page_terms, key=lambda p: coverage(weights, p[1]) + tuning.title_weight * coverage(weights, p[2]))[0])
+    return out
+
+
+def page_title(index: CorpusIndex, section_id: str) -> str:
+    page = index.pages.get(section_id)
+    return page.title if page else ""
+
+
+def similarity_floor(question: str, tuning: LocalSelectionSettings) -> float:
+    """The cosine the best chunk needs for the question to be on topic at all."""
+    return tuning.min_similarity_tied if employment_tie(question) else tuning.min_similarity
+
+
+def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> SelectionResult:
+    tuning = settings.selection.local
+    scored = score_pages(query, rollup, settings, carried_vector)
+    if not scored:
+        return SelectionResult(pages=[], dropped=[])
+    best = max(s.relevance for s in scored)
+    # Nothing relevant: no passage is near the question in meaning (when there are vectors;
+    # off-topic questions stay below this while the manual's own topics sit well above it),
+    # or, keywords only, too little of the question is on any page.
+    near = max(s.similarity for s in scored) if settings.retrieval.use_vectors else 1.0
+    if best < tuning.min_relevance or near < similarity_floor(query.question, tuning):
+        return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
+    by_rel = sorted(scored, key=lambda s: -s.relevance)
+    if settings.selection.strategy == "strict":
+        kept = [s for s in by_rel if s.relevance >= tuning.strict_ratio * best][:tuning.strict_pages]
+    else:
+        rate_question = bool(RATE_INTENT.search(query.question))
+        kept = [s for s in by_rel if s.relevance >= tuning.keep_ratio * best]
+        kept_ids = {s.bundle.section_id for s in kept}
+        index = CorpusIndex.open(settings, query.manual)
+        linked = {x.target_section for sid in kept_ids for x in index.xrefs_from(sid)}
+        for s in by_rel:
+            if s.bundle.section_id in kept_ids:
+                continue
+            floor = tuning.linked_ratio if s.bundle.section_id in linked else tuning.keep_ratio
+            if rate_question and s.has_figures:
+                floor -= tuning.rate_figures_relief  # the page holding the figures need not repeat the question's words
+            if s.relevance >= floor * best:
+                kept.append(s)
+                kept_ids.add(s.bundle.section_id)
+        kept = sorted(kept, key=lambda s: -s.relevance)[:tuning.max_pages]
+        for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings):
+            if top not in kept:
+                kept = [*kept[: tuning.max_pages - 1], top] if len(kept) >= tuning.max_pages else [*kept, top]
+    kept_ids = {s.bundle.section_id for s in kept}
+    return SelectionResult(
+        pages=[s.bundle for s in kept],
+        dropped=[s.bundle.section_id for s in scored if s.bundle.section_id not in kept_ids],
+    )

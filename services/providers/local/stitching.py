@@ -1,0 +1,375 @@
+"""Stitching: every sentence and table row of the kept pages (a row reads as a sentence with
+its column headers) scored for the question: its words (idf-weighted, the asking sentence
+counting double), whether it gives the kind of thing the question asks for (a figure, a
+ruling, a date or period, a definition), worked examples and illustrations counting less
+unless asked for; the eight best candidates are then re-ranked by their own MiniLM
+similarity to the question. The answer part is the best unit with what it needs to be read
+right (a list intro with its items, an item with its intro, "This is taxable under ..."),
+then the units scoring near it from the two best pages, in the manual's order: at most six
+claims and about 120 words. The detail follows, the next units above the floor, the whole
+reply within 350 words. Each claim cites exactly one paragraph: consecutive sentences of one
+paragraph make one claim; a sentence the 2014 scrape split over paragraphs is scored as one
+but quoted paragraph by paragraph; a heading that states a rule ("SMP is taxable") is quoted
+with the id of the paragraph under it; a rendered row cites its table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+import numpy as np
+
+from shared.config import LocalStitchingSettings, Settings
+from shared.contracts.api import ClaimRole
+from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResult
+from shared.embeddings import base_embedder
+from shared.index import CorpusIndex
+from services.providers.base import question_vector
+from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_kind, question_weights
+from services.providers.local.selection import chunk_similarity, page_title
+from services.providers.local.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
+from services.providers.local.units import (
+    ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
+    is_illustration, is_signpost, list_items, scored_text, states_rule, years_only,
+)
+from services.text.figures import checkable_facts
+from services.text.terms import corpus_stats, terms
+
+
+MEANING_CACHE = 20000  # sentence vectors remembered across questions
+_MEANING: dict[tuple[str, str], np.ndarray] = {}
+
+
+def score_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
+    """Every quotable sentence (or table row) of the selected pages, scored for the question."""
+    tuning = settings.stitching.local
+    index = CorpusIndex.open(settings, query.manual)
+    weights = question_weights(query.question, corpus_stats(index), settings.selection.local.expansion_weight, tuning.ask_weight)
+    rate_question = bool(RATE_INTENT.search(query.question))
+    q_facts = checkable_facts(query.question)
+    q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
+    q_amounts = amounts(query.question)
+    kind = question_kind(query.question)
+    wants_example = bool(ASKS_EXAMPLE.search(query.question))
+    out: list[Unit] = []
+    for rank, bundle in enumerate(selection.pages):
+        page_prior = 1.0 / (1 + tuning.page_decay * rank)  # pages come best first from selection
+        place = 0  # the unit's place in page order
+        title = page_title(index, bundle.section_id)
+        previous = title
+        example_page = bool(EXAMPLE_TITLE.search(title))
+        for chunk in sorted(bundle.chunks, key=lambda c: c.position):
+            chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
+            heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
+            previous = chunk_heading
+            context = set(terms(" ".join(chunk.heading_path[-2:])))
+            chunk_sim = chunk_similarity(index, chunk.id, vector) if vector is not None else 0.0
+            units = chunk_units(chunk, rank, tuning, heading)
+            example_chunk = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
+            in_example = example_chunk
+            for unit in units:
+                if unit.paragraph.text.lstrip().lower().startswith("example"):
+                    in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
+                unit.example = in_example or is_illustration(unit.text)
+            lookups = {p.id: lookup_rows(rows_of(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
+            for i, unit in enumerate(units):
+                text = scored_text(units, i, tuning.list_items)
+                own_terms = terms(text)  # a list intro is scored, and length-normalised, with its items
+                own = set(own_terms)
+                norm = min(1.5, 1.0 / (1 - tuning.length_b + tuning.length_b * max(len(own_terms), 1) / tuning.avg_unit_terms))
+                lexical = coverage(weights, own) * norm + tuning.context_weight * coverage(weights, context - own)
+                score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
+                score += tuning.lead_bonus * max(0.0, 1 - place / tuning.lead_units)
+                place += 1
+                facts = checkable_facts(text)
+                if rate_question and any(is_figure(f) for f in facts):
+                    score += tuning.figure_bonus
+                if facts & q_facts:
+                    score += tuning.figure_bonus
+                if near_amount(q_amounts, amounts(text)):
+                    score += tuning.figure_bonus  # the limit the asker's own amount is measured against
+                if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
+                    score += tuning.lookup_row_bonus
+                    unit.looked_up = True
+                if unit.row and names_row(weights, unit.cells):
+                    score += tuning.row_label_bonus
+                if gives(kind, text, facts):
+                    score += tuning.kind_bonus
+                if unit.row is None and is_signpost(unit.text):
+                    score *= tuning.signpost_factor
+                # an example is the answer only when asked for, or when it works the asker's own figures
+                if unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts)):
+                    score *= tuning.example_factor
+                unit.score = score
+            if rate_question and rank < tuning.rate_table_pages:
+                # A rate question on a leading page with a rate table about the question's
+                # subject: the table's best row (the last, i.e. newest, when no row matches
+                # better) is part of the answer.
+                rows: dict[str, list[Unit]] = {}
+                for unit in units:
+                    if unit.row:
+                        rows.setdefault(unit.paragraph.id, []).append(unit)
+                for table_rows in rows.values():
+                    if coverage(weights, set(terms(table_rows[0].paragraph.text)) | context) >= tuning.rate_table_match:
+                        max(reversed(table_rows), key=lambda u: u.score).score += tuning.rate_row_bonus
+            out += units
+    return out
+
+
+def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
+    """The sentence that introduces the list a list item belongs to ("The key features of the
+    exemption are:"), when the item is one of the list's first ``list_limit`` items."""
+    for j in range(i - 1, -1, -1):
+        if units[j].page_rank != units[i].page_rank or units[j].row is not None:
+            return None
+        if units[j].text.rstrip().endswith(":"):
+            return j if i in list_items(units, j, list_limit) else None
+        if not (units[j].paragraph.kind == "li" or units[j].text[:1].islower() or units[j].paragraph.id == units[j + 1].paragraph.id):
+            return None
+    return None
+
+
+def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSettings) -> list[int]:
+    """The units a chosen unit needs beside it to be read right: the list a colon
+    introduces, the sentence that introduces a list item, an anaphoric or strongly scoring
+    neighbour in its paragraph, a table row's header and the note the table refers to."""
+    unit, out = units[i], []
+    if unit.row is not None:
+        if SEE_NOTE.search(rows_of(unit.paragraph)[0]):
+            later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
+            out += [j for j in later if units[j].page_rank == unit.page_rank and NOTE.match(units[j].text)][:1]
+        return out
+    out += list_items(units, i, tuning.list_items)
+    intro = list_intro(units, i, tuning.list_items) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
+    if intro is not None:
+        out.append(intro)
+    for j in (i - 1, i + 1):
+        if not 0 <= j < len(units) or units[j].row is not None:
+            continue
+        neighbour = units[j]
+        same = neighbour.paragraph.id == unit.last_paragraph.id if j > i else neighbour.last_paragraph.id == unit.paragraph.id
+        if not same:
+            continue
+        # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
+        if (j > i and ANAPHOR.match(neighbour.text)) or neighbour.score >= tuning.neighbour_floor * floor:
+            out.append(j)
+    return out
+
+
+@lru_cache(maxsize=16384)
+def _wordset(text: str) -> frozenset[str]:
+    """A sentence's terms without its figures (what ``repeats`` compares)."""
+    return frozenset(t for t in terms(text) if not any(ch.isdigit() for ch in t))
+
+
+def table_full(unit: Unit, chosen: list[Unit], tuning: LocalStitchingSettings) -> bool:
+    """Whether the answer already quotes tuning.table_rows rows of this row's table: its other rows are
+    detail (the answer says what the question asks, not the whole table), unless this row is
+    the one the asker's own figure looks up."""
+    return unit.row is not None and not unit.looked_up and sum(c.paragraph.id == unit.paragraph.id for c in chosen) >= tuning.table_rows
+
+
+def repeats(unit: Unit, chosen: list[Unit], tuning: LocalStitchingSettings) -> bool:
+    """Whether a sentence says what a quoted one says: on its own page, but for its figures (a
+    page repeats its worked example for each run of tax years); on another page, with the same
+    figures. Table rows never repeat each other, and two pages that say it with different
+    figures are both quoted (the conflict check needs them)."""
+    if unit.row is not None:
+        return any(unit.text == c.text for c in chosen)
+    mine = _wordset(unit.text)
+    return bool(mine) and any(
+        c.row is None
+        and (c.page_rank == unit.page_rank or checkable_facts(c.text) == checkable_facts(unit.text))
+        and len(mine & (theirs := _wordset(c.text))) / len(mine | theirs) >= tuning.same_statement
+        for c in chosen
+    )
+
+
+def _word_count(units: Iterable[Unit]) -> int:
+    return sum(len(u.text.split()) for u in units)
+
+
+def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[DraftSentence]:
+    """Chosen units (by their place in page order: pages as selection ranked them) as claims,
+    each citing exactly one paragraph: consecutive sentences of one paragraph make one claim;
+    a sentence the scrape split over paragraphs gives one claim per paragraph (its pieces
+    still join the sentences next to them in their own paragraphs); table rows and headings
+    stay one claim each."""
+    claims: list[DraftSentence] = []
+    previous: int | None = None
+    joinable = False  # whether the last claim may take the next piece
+    for i in sorted(chosen):
+        unit = chosen[i]
+        for k, (paragraph, text) in enumerate(unit.parts):
+            plain = unit.row is None and not unit.heading
+            contiguous = k > 0 or previous == i - 1
+            if claims and joinable and plain and contiguous and claims[-1].citations == [paragraph.id]:
+                claims[-1].text += " " + text
+            else:
+                claims.append(DraftSentence(text=text, citations=[paragraph.id], role=role))
+            joinable = plain
+        previous = i
+    return claims
+
+
+def _minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> list[int] | None:
+    """The least a unit needs to be read right, within ``room`` words: a list intro with as many
+    of its items as fit (none fitting: the intro is not quoted alone), a list item with its
+    intro, a sentence opening "This"/"It" with the sentence before it, and the "This is
+    taxable ..." after it when that fits too; None when it cannot fit."""
+    unit = units[i]
+    items = list_items(units, i, list_limit)
+    if items:
+        taken: list[int] = []
+        for j in items:
+            if _word_count(units[k] for k in [i, *taken, j]) > room:
+                break
+            taken.append(j)
+        return [i, *taken] if taken else None
+    need = [i]
+    intro = list_intro(units, i, list_limit) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
+    if intro is not None:
+        need.append(intro)
+    if unit.row is None and ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
+        need.append(i - 1)
+    if _word_count(units[k] for k in need) > room:
+        return None
+    verdict = i + 1  # "... a bonus of £7,500. This is taxable under Section 62": the verdict on it
+    if verdict < len(units) and units[verdict].row is None and units[verdict].paragraph.id == unit.last_paragraph.id and ANAPHOR.match(units[verdict].text):
+        if _word_count(units[k] for k in [*need, verdict]) <= room:
+            need.append(verdict)
+    return need
+
+
+def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, question: np.ndarray) -> list[Unit]:
+    """The best few answer candidates re-scored by how close each one's own meaning is to the
+    question's (MiniLM, sentence by sentence): the lexical score finds the candidates, the
+    embedding tells the sentence that answers from the one that only shares its words. Only
+    tuning.meaning_candidates are embedded, so the cost stays a few tens of milliseconds."""
+    tuning = settings.stitching.local
+    index = CorpusIndex.open(settings, query.manual)
+    candidates = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up][:tuning.meaning_candidates]
+    fresh = [u.text for u in candidates if (index.manual, u.text) not in _MEANING]
+    if fresh:
+        for text, vector in zip(fresh, base_embedder(settings).embed(fresh), strict=True):
+            _MEANING[(index.manual, text)] = vector
+        while len(_MEANING) > MEANING_CACHE:
+            _MEANING.pop(next(iter(_MEANING)))
+    for unit in candidates:
+        unit.score += tuning.meaning_weight * max(0.0, float(np.dot(_MEANING[(index.manual, unit.text)], question)))
+    return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
+
+
+def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSentence]:
+    """The answer's claims: the run of adjacent units around the lead (a list item with the
+    items and intro quoted next to it) in the manual's order, then the rest in the manual's order."""
+    chosen = {**lead, **rest}
+    run = set(lead)
+    for step in (-1, 1):
+        j = (min(run) if step < 0 else max(run)) + step
+        while j in chosen and chosen[j].page_rank == chosen[min(lead)].page_rank:
+            run.add(j)
+            j += step
+    return claims_of({j: chosen[j] for j in run}) + claims_of({j: u for j, u in chosen.items() if j not in run})
+
+
+def stitch(query: Query, selection: SelectionResult, settings: Settings, carried_vector: list[float]) -> Draft:
+    """The answer part: the best-scoring unit first (scored for the kind of thing the question
+    asks), then what else scores near it, in the manual's order, within tuning.answer_claims claims and
+    tuning.answer_words words; then the detail, the next units above the floor, so that the whole reply
+    stays within tuning.reply_words."""
+    tuning = settings.stitching.local
+    vector = question_vector(CorpusIndex.open(settings, query.manual), query.question, carried_vector) if settings.retrieval.use_vectors else None
+    units = score_units(query, selection, settings, vector)
+    if not units:
+        return Draft(sentences=[])
+    ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
+    if vector is not None:
+        ranked = rerank_by_meaning(query, ranked, settings, vector)
+    position = {id(u): i for i, u in enumerate(units)}
+    floor = tuning.relative_floor * ranked[0].score
+    # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
+    # closing a chunk) never stands alone: it is not quoted.
+    ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)], tuning.list_items))]
+    # a row keyed by the asker's own figure answers from whichever page holds its table
+    ranked_answer = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up] or ranked
+    # The lead reads on its own: the best unit that does not lean on the sentence before it,
+    # unless that one scores well below the best.
+    standalone = next((u for u in ranked_answer if u.row is not None or not DEPENDENT.search(u.text)), ranked_answer[0])
+    if standalone.score >= tuning.lead_standalone * ranked_answer[0].score:
+        ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
+
+    # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
+    lead_index = position[id(ranked_answer[0])]
+    lead = [j for j in [lead_index, *context_of(units, lead_index, floor, tuning)] if units[j].row is None or j == lead_index]
+    if _word_count(units[j] for j in lead) > tuning.answer_words_cap or len(claims_of({j: units[j] for j in lead})) > tuning.answer_claims:
+        lead = _minimal_context(units, lead_index, tuning.answer_words_cap, tuning.list_items) or [lead_index]
+    lead_part = {j: units[j] for j in lead}
+    rest: dict[int, Unit] = {}
+
+    def answer_size(extra: dict[int, Unit]) -> tuple[int, int]:
+        claims = claims_of(lead_part) + claims_of({**rest, **extra})
+        return len(claims), sum(len(c.text.split()) for c in claims)
+
+    # The manual states a rule and then its conditions: the sentences right after the lead in
+    # its chunk are weighed up for the answer part.
+    after = max(lead_part)
+    follows = {
+        j for j in range(after + 1, min(after + 1 + tuning.following_units, len(units)))
+        if units[j].page_rank == units[lead_index].page_rank and units[j].order[0] == units[lead_index].order[0]
+    }
+
+    def answer_score(u: Unit) -> float:
+        return u.score * (tuning.following_factor if position[id(u)] in follows else 1.0)
+
+    for unit in sorted(ranked_answer[1:], key=lambda u: -answer_score(u)):
+        if answer_score(unit) < tuning.answer_floor * ranked_answer[0].score:
+            break
+        i = position[id(unit)]
+        if i in lead_part or i in rest or repeats(unit, [*lead_part.values(), *rest.values()], tuning):
+            continue
+        if table_full(unit, [*lead_part.values(), *rest.values()], tuning):
+            continue
+        _, words = answer_size({})
+        if words >= tuning.answer_words:
+            break
+        for need in ([i, *context_of(units, i, floor, tuning)], _minimal_context(units, i, tuning.answer_words - words, tuning.list_items)):
+            if need is None:
+                continue
+            extra = {j: units[j] for j in need if j not in lead_part}
+            claims, total = answer_size(extra)
+            if claims <= tuning.answer_claims and total <= tuning.answer_words:
+                rest.update(extra)
+                break
+    # Each of the answer's pages says something in it (two pages on one rule are both quoted),
+    # within the hard caps.
+    for rank in range(min(tuning.answer_pages, len(selection.pages))):
+        if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
+            continue
+        best = next((u for u in ranked_answer if u.page_rank == rank and u.score >= floor), None)
+        need = _minimal_context(units, position[id(best)], tuning.answer_words_cap, tuning.list_items) if best is not None else None
+        if need is not None:
+            extra = {j: units[j] for j in need if j not in lead_part}
+            claims, total = answer_size(extra)
+            if claims <= tuning.answer_claims and total <= tuning.answer_words_cap:
+                rest.update(extra)
+    answer = lead_first(lead_part, rest)
+
+    # The detail: the next units above the floor with their context, the reply within tuning.reply_words.
+    taken = {**lead_part, **rest}
+    room = tuning.reply_words - sum(len(c.text.split()) for c in answer)
+    detail: dict[int, Unit] = {}
+    per_page: dict[int, int] = {}
+    for unit in ranked:
+        if unit.score < floor or room <= 0:
+            break
+        i = position[id(unit)]
+        if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= tuning.detail_per_page or repeats(unit, [*taken.values(), *detail.values()], tuning):
+            continue
+        need = [j for j in [i, *context_of(units, i, floor, tuning)] if j not in taken and j not in detail]
+        cost = _word_count(units[j] for j in need)
+        if cost <= room:
+            room -= cost
+            per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
+            detail.update({j: units[j] for j in need})
+    return Draft(sentences=answer + claims_of(detail, role="detail"))

@@ -1,0 +1,147 @@
+"""Tables: rows rendered as sentences with their column headers, and the row a question's
+own figure or date looks up (142 g/km -> the 140 row); amounts and figures in text."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from shared.contracts.corpus import Chunk, Paragraph
+from services.text.figures import period_start, years_named
+from services.text.terms import terms
+
+
+TERMINAL = re.compile(r"[.!?:;]['\")\u201d\u2019]*$")
+
+
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+_DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
+
+
+def _cell_date(cell: str) -> date | None:
+    m = _DATE_CELL.match(cell.strip())
+    try:
+        return date(int(m.group(3)), int(m.group(2)), int(m.group(1))) if m else None
+    except ValueError:
+        return None
+
+
+def lookup_rows(rows: list[str], numbers: list[float], when: date | None = None) -> set[int]:
+    """Rows of a table keyed by a number (or range) in the first cell that a number in the
+    question falls in, or the last key at or below it (tables list bands in ascending order);
+    in a table of periods keyed by start dates, the period the question's date falls in."""
+    picked: set[int] = set()
+    starts = [(_cell_date(row.split("|")[0]), i) for i, row in enumerate(rows) if i]
+    if when is not None:
+        started = [(d, i) for d, i in starts if d is not None and d <= when]
+        if started:
+            picked.add(max(started)[1])
+    if any(d is not None for d, _ in starts):
+        return picked  # dates are not numeric bands
+    for value in numbers:
+        best, best_key = None, None
+        for i, row in enumerate(rows):
+            first = row.split("|")[0].strip()
+            nums = [float(n) for n in _NUM.findall(first)] if first[:1].isdigit() else []
+            if i == 0 or not nums:  # the header row, or a row not keyed by a number
+                continue
+            low, high = nums[0], nums[-1]
+            if low <= value <= high:
+                best = i
+                break
+            if low <= value and (best_key is None or low > best_key):
+                best, best_key = i, low
+        if best is not None:
+            picked.add(best)
+    return picked
+
+
+_AMOUNT = re.compile(r"\u00a3\s?(\d[\d,]*(?:\.\d+)?)\s?(k\b)?", re.I)
+
+
+def amounts(text: str) -> list[float]:
+    return [float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1) for m in _AMOUNT.finditer(text)]
+
+
+def near_amount(asked: list[float], stated: list[float]) -> bool:
+    """Whether the text states a different amount of the same order as one the asker gives."""
+    return any(a != b and 0.4 <= b / a <= 2.5 for a in asked if a > 0 for b in stated)
+
+
+# Amounts, tax years and dates in a question are not the plain numbers a table is keyed by.
+_NOT_A_KEY = re.compile(r"\u00a3\s?[\d,.]+k?|\b(?:19|20)\d{2}\s?[-/\u2013]\s?\d{2,4}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\d[\d,]*,\d{3}")
+
+
+def lookup_numbers(question: str) -> list[float]:
+    """Plain numbers in a question that a table might be keyed by (not amounts, years or
+    dates, not tiny): '142g/km' -> 142."""
+    return [float(n) for n in _NUM.findall(_NOT_A_KEY.sub(" ", question)) if 10 <= float(n) < 1900]
+
+
+def lookup_date(question: str) -> date | None:
+    """The date a question asks about, for tables of periods: the start of the latest tax
+    year (or calendar year) it names."""
+    named = years_named(question)
+    if not named:
+        return None
+    year, tax_year = max(named)
+    return period_start(year, tax_year)
+
+
+def rows_of(paragraph: Paragraph) -> list[str]:
+    return [r for r in paragraph.text.splitlines() if r.strip()]
+
+
+def _lower_first(text: str) -> str:
+    """'Business miles' -> 'business miles'; an acronym or a reference ('PAYE', 'EIM13505') stays."""
+    return text[:1].lower() + text[1:] if text[:2].istitle() or (len(text) == 1 and text.isupper()) else text
+
+
+_DATA_CELL = re.compile(r"^\(?[\u00a3$]?\s?[\d,.]+\s?(?:%|p)?\)?$|\u00a3\s?\d")
+
+
+def has_header(rows: list[str]) -> bool:
+    """Whether a table's first row names its columns: not when one of its cells is an amount
+    ("cost of whole premises | 300,000"), as in the manual's worked computations."""
+    return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
+
+
+
+
+def render_row(header: str, row: str, short_cell_words: int) -> str:
+    """A table row as one sentence with its column headers, so it reads on its own:
+    "Car or van | First 10,000 | 45p" under "Kind of vehicle | Business miles | 2011-12 onwards"
+    -> "Car or van: business miles first 10,000, 2011-12 onwards 45p." Every word and figure
+    is the table's own (the verifier checks it against the table's paragraph)."""
+    heads = [h.strip() for h in header.split("|")]
+    cells = [c.strip() for c in row.split("|")]
+    if len(cells) < 2:
+        return row
+    if len(heads) != len(cells):
+        heads = [""] * len(cells)  # a caption or a ragged row: the cells alone
+    said = []
+    for head, cell in zip(heads[1:], cells[1:], strict=True):
+        if not cell:
+            continue
+        short = len(cell.split()) <= short_cell_words
+        said.append(f"{_lower_first(head)}{' ' if short else ': '}{_lower_first(cell) if short else cell}" if head else cell)
+    if not said:
+        return cells[0]
+    text = (f"{cells[0]}: " if cells[0] else "") + ("; " if any(":" in x for x in said) else ", ").join(said)
+    return text if TERMINAL.search(text) else text + "."
+
+
+def table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
+    return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
+
+
+def names_row(weights: dict[str, float], row: str) -> bool:
+    """Whether a table row's label (its first cell) is made of the question's own terms."""
+    label = [t for t in terms(row.split("|")[0]) if not t[0].isdigit()]
+    return bool(label) and all(t in weights for t in label)
+
+
+def is_figure(fact: str) -> bool:
+    return fact[-1] in "%p" or (fact.replace(".", "").isdigit() and len(fact) >= 2)

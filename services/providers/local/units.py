@@ -1,0 +1,192 @@
+"""Quotable units: the sentences and table rows of a chunk (a sentence the 2014 scrape split
+over paragraphs joined up again), the lists they introduce, and what a sentence gives (a
+ruling, a time limit, a definition) or whether it only illustrates or signposts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shared.config import LocalStitchingSettings
+from shared.contracts.corpus import Chunk, Paragraph
+from services.providers.local.question import QuestionKind
+from services.providers.local.tables import TERMINAL, has_header, is_figure, render_row, rows_of
+from services.text.figures import checkable_facts
+from services.text.sentences import split_sentences
+
+
+EXAMPLE_TITLE = re.compile(r"\bexamples?\b", re.I)
+
+
+
+
+ANAPHOR = re.compile(r"^(?:This|It|These|They|Such|That)\b")
+_CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
+# A list item runs on into the next only when it stops on a word that needs more ("... a
+# scheme and", "... less"); otherwise each item is its own statement.
+_RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|less|plus|than|that|which|where|if|is|are)|[,(\u2013-])$", re.I)
+# A heading that states a rule ("SMP is taxable") says it more plainly than the paragraphs
+# under it; most headings name a topic ("Two or more functions") or ask ("Is PAYE due ...").
+_STATES = re.compile(r"\b(?:is|are|isn't|aren't|must|cannot|can|does not|do not|applies|apply|remains?)\b", re.I)
+_ASKS = re.compile(r"^(?:is|are|does|do|how|what|when|which|who|where|why|can|should|example)\b", re.I)
+NOTE = re.compile(r"^\W*notes?\b", re.I)
+# "See EIM74650 for an overview of ..." / "For details of X see EIM42260": a signpost to
+# another page restates the topic in the question's words but says nothing about it.
+_SIGNPOST = re.compile(r"^(?:see\b|for (?:[\w'\u2019-]+ ){0,12}?see\b)", re.I)
+_PAGE_REF = re.compile(r"\b[A-Z]{2,5} ?\d{4,6}\b")
+SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
+
+
+@dataclass
+class Unit:
+    """A quotable sentence or table row; ``parts`` holds more than one (paragraph, text)
+    when the scrape split the sentence over paragraphs (each part is quoted with its own id)."""
+
+    parts: list[tuple[Paragraph, str]]
+    page_rank: int
+    order: tuple[int, int, int]  # chunk position, paragraph index, unit index
+    row: int | None = None  # table row (0 = the header, never quoted on its own)
+    score: float = 0.0
+    heading: bool = False  # the chunk's heading, quoted with the id of the paragraph under it
+    cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
+    example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
+    looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
+
+    @property
+    def text(self) -> str:
+        return " ".join(text for _, text in self.parts)
+
+    @property
+    def paragraph(self) -> Paragraph:
+        return self.parts[0][0]
+
+    @property
+    def last_paragraph(self) -> Paragraph:
+        return self.parts[-1][0]
+
+
+def is_signpost(sentence: str) -> bool:
+    """Whether a sentence only sends the reader to another page."""
+    return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence))
+
+
+def states_rule(heading: str) -> bool:
+    """Whether a heading is a short statement (quotable as a claim) rather than a topic or a question."""
+    return bool(
+        _STATES.search(heading) and not _ASKS.match(heading) and ":" not in heading and len(heading.split()) <= 12 and not checkable_facts(heading)
+    )
+
+
+def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, heading: str | None = None) -> list[Unit]:
+    """The chunk's sentences and table rows in order, split sentences joined up again; first
+    its ``heading`` when given (a heading that states a rule), cited by the paragraph under it."""
+    units: list[Unit] = []
+    first = next((p for p in chunk.paragraphs if p.kind != "heading"), None)
+    if heading and first is not None:
+        units.append(Unit([(first, heading)], page_rank, (chunk.position, -1, 0), heading=True))
+    for p_index, paragraph in enumerate(chunk.paragraphs):
+        if paragraph.kind == "heading":
+            continue
+        if paragraph.kind == "table":
+            rows = rows_of(paragraph)
+            header = rows[0] if has_header(rows) else ""
+            label = ""
+            for i, r in enumerate(rows):
+                first = r.split("|")[0].strip()
+                label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
+                if i or not header:
+                    text = render_row(header, r if first else f"{label} {r}", tuning.short_cell_words)
+                    units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, cells=r))
+            continue
+        for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
+            last = units[-1] if units else None
+            if (
+                u_index == 0
+                and last is not None
+                and last.row is None
+                and not last.heading
+                and last.parts[-1][0].id != paragraph.id
+                and len(last.parts) < tuning.max_fragments
+                and not TERMINAL.search(last.parts[-1][1])
+                and (_CONTINUES.match(sentence) or last.text.count("(") > last.text.count(")"))
+                and not (paragraph.kind == "li" and last.parts[-1][0].kind == "li" and not _RUNS_ON.search(last.parts[-1][1]))
+            ):
+                last.parts.append((paragraph, sentence))
+            else:
+                units.append(Unit([(paragraph, sentence)], page_rank, (chunk.position, p_index, u_index)))
+    return units
+
+
+def list_items(units: list[Unit], i: int, limit: int) -> list[int]:
+    """The units of the list a sentence introduces with a colon: up to ``limit`` items after
+    it, each whole (an item's later sentences, "This is taxable under Section 225", are part of
+    it), and what continues them in lower case ("and not more than 25 per cent ...")."""
+    unit = units[i]
+    if unit.row is not None or not unit.text.rstrip().endswith(":"):
+        return []
+    out: list[int] = []
+    items = 0
+    for j in range(i + 1, len(units)):
+        item = units[j]
+        if item.page_rank != unit.page_rank or item.row is not None:
+            break
+        if j > i + 1 and item.paragraph.id == units[j - 1].last_paragraph.id:
+            out.append(j)  # the same item goes on
+            continue
+        if items == limit or not (item.paragraph.kind == "li" or item.text[:1].islower()):
+            break
+        items += 1
+        out.append(j)
+    return out
+
+
+def scored_text(units: list[Unit], i: int, list_limit: int) -> str:
+    """What a unit says for scoring: a sentence that introduces a list with a colon says
+    what its items say (the 'limit is:' sentence and its '10 per cent' item are one rule)."""
+    return " ".join([units[i].text, *(units[j].text for j in list_items(units, i, list_limit))])
+
+
+# ---- what a question asks for, and what a sentence gives -------------------------------
+
+
+# What a sentence gives: a ruling ("is taxable", "is exempt", "no charge"), a time limit,
+# a definition. A question of one kind is answered first by a sentence of that kind.
+_RULING = re.compile(
+    r"\b(?:(?:not )?(?:taxable|chargeable|exempt(?:ion)?|liable)|no (?:tax|charge|liability|benefit)|tax[- ]free|"
+    r"(?:is|are) (?:not )?(?:treated as )?(?:earnings|employment income|a benefit)|does not apply|applies|must|cannot|can)\b",
+    re.I,
+)
+_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
+_DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
+# An illustration rather than the rule: a case the courts decided ("In Laidler v Perry
+# (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
+# "You make enquiries and find ...", "Mr A ...").
+_ILLUSTRATION = re.compile(
+    r"\b[A-Z][\w&'.]*(?: [A-Z&][\w&'.]*)* v\.? [A-Z][\w&'.]*(?: [\w&'.]+){0,4} \(\d+\s?TC\s?\d+\)|\btells you\b|(?i:^you (?:make|find|discover|ask|receive)\b)|"
+    r"(?i:^(?:an?|one|for|by way of) (?:example|illustration)\b|^for instance\b)|\b(?:Mr|Mrs|Ms|Miss)\.? [A-Z]\b|\b(?:employee|employer|company|director) [A-Z]\b(?![\w-])",
+)
+# A sentence that leans on the one before it cannot open an answer.
+DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
+
+
+def years_only(facts: frozenset[str]) -> set[str]:
+    """Tax years and dates among shared facts: a year in common does not make an example the asker's case."""
+    return {f for f in facts if re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", f)}
+
+
+def is_illustration(text: str) -> bool:
+    """Whether a sentence illustrates (a decided case, a story told to the reader) rather than states a rule."""
+    return bool(_ILLUSTRATION.search(text))
+
+
+def gives(kind: QuestionKind, text: str, facts: frozenset[str]) -> bool:
+    """Whether a sentence gives what a question of ``kind`` asks for."""
+    if kind == "figure":
+        return any(is_figure(f) for f in facts)
+    if kind == "date":
+        return bool(_TIME_LIMIT.search(text)) or any(re.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?", f) for f in facts)
+    if kind == "yes_no":
+        return bool(_RULING.search(text))
+    if kind == "definition":
+        return bool(_DEFINES.search(text))
+    return False

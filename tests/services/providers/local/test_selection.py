@@ -1,0 +1,54 @@
+"""Selection: the subject a title names, the on-topic margin, example pages (the last on a real slice of the manual)."""
+
+from __future__ import annotations
+
+from services.pipeline import STAGES, new_state, run_stage
+from services.providers.local.selection import names_title_subject, score_pages, select, similarity_floor
+from services.text.terms import terms
+from shared.config import LocalSelectionSettings, Settings
+from shared.contracts.api import QuestionRequest
+
+
+def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_more() -> None:
+    def q(text: str) -> str:
+        return f" {' '.join(terms(text))} "
+
+    assert names_title_subject(q("I get Employment and Support Allowance. Is it taxed?"), "Employment and Support Allowance: taxation")
+    assert not names_title_subject(q("Is support from my employer an allowance?"), "Employment and Support Allowance: taxation")
+    assert not names_title_subject(q("Is it just the \u00a310 over the limit?"), "10% limit")  # a figure is not a subject
+    assert not names_title_subject(q("Do I pay tax on my car?"), "Cars: general")  # one word names too much
+
+
+def test_questions_in_the_language_of_jobs_get_a_wider_on_topic_margin() -> None:
+    tuning = LocalSelectionSettings()
+    assert similarity_floor("My employer pays my gym membership, is that taxed?", tuning) < similarity_floor("How tall is Mount Everest?", tuning)
+
+
+def test_an_example_page_ranks_first_only_when_the_question_asks_for_an_example(slice_settings) -> None:  # noqa: ANN001
+    def ranking(question: str) -> list[str]:
+        state = new_state(QuestionRequest(question=question), slice_settings)
+        for stage in STAGES[:3]:
+            state = run_stage(stage, state, slice_settings)
+        return [s.bundle.section_id for s in sorted(score_pages(state.query, state.rollup, slice_settings, state.retrieval.query_vector), key=lambda s: -s.relevance)]
+
+    asked = ranking("Can you give an example of the small loans exemption?")
+    plain = ranking("How does the small loans exemption work?")
+    assert asked[0] == "EIM26142", asked[:4]  # "Exemptions: small loans: example"
+    assert plain[0] != "EIM26142" and plain.index("EIM26142") > asked.index("EIM26142"), plain[:4]
+
+
+def _tuned(settings: Settings, **fields: float) -> Settings:
+    local = settings.selection.local.model_copy(update=fields)
+    return settings.model_copy(update={"selection": settings.selection.model_copy(update={"local": local})})
+
+
+def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # noqa: ANN001
+    state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
+    for stage in STAGES[:3]:
+        state = run_stage(stage, state, slice_settings)
+    vector = state.retrieval.query_vector
+    kept = select(state.query, state.rollup, slice_settings, vector).pages
+    one = _tuned(slice_settings, max_pages=1)
+    assert len(kept) > 1 and [p.section_id for p in select(state.query, state.rollup, one, vector).pages] == [kept[0].section_id]
+    off_topic = _tuned(slice_settings, min_relevance=10.0)
+    assert select(state.query, state.rollup, off_topic, vector).pages == []

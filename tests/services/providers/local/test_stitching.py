@@ -1,0 +1,201 @@
+"""Stitching: what a quoted sentence brings with it, how quotes become claims, the answer's shape (the last tests on a real slice of the manual)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.dispatch import answer
+from services.pipeline import STAGES, new_state, run_stage
+from services.providers.local.stitching import claims_of, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, table_full
+from services.providers.local.units import list_items
+from shared.config import LocalStitchingSettings, Settings
+from shared.contracts.api import QuestionRequest
+from shared.contracts.corpus import Paragraph, section_of
+from shared.embeddings import base_embedder
+from tests.services.providers.local.paragraphs import units_of
+
+TUNING = LocalStitchingSettings()  # the defaults the slice tests run with
+
+
+def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The figure of \u00a3150 is not an allowance. Costs above it are taxable. Other text."),
+        Paragraph(id="EIM1#c0.p1", text="the employee pays"),  # not a continuation: p0 ended its sentence
+        Paragraph(id="EIM1#c0.p2", kind="table", text="Year | Amount\n2013/14 | \u00a3150\n2014/15 | \u00a3160"),
+    )
+    claims = claims_of({0: units[0], 1: units[1], 3: units[3], 4: units[4], 5: units[5]})
+    assert [(c.text, c.citations) for c in claims] == [
+        ("The figure of \u00a3150 is not an allowance. Costs above it are taxable.", ["EIM1#c0.p0"]),
+        ("the employee pays", ["EIM1#c0.p1"]),
+        ("2013/14: amount \u00a3150.", ["EIM1#c0.p2"]),  # a table row is one claim, read with its header
+        ("2014/15: amount \u00a3160.", ["EIM1#c0.p2"]),
+    ]
+    # sentences of one paragraph that are not next to each other are two claims (a quote stays verbatim)
+    assert len(claims_of({0: units[0], 2: units[2]})) == 2
+    assert {c.role for c in claims_of({0: units[0]}, role="detail")} == {"detail"}
+
+
+def test_a_sentence_split_over_paragraphs_is_quoted_paragraph_by_paragraph_one_marker_each() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The rule is old. SMP is not a social security benefit but replacement earnings"),
+        Paragraph(id="EIM1#c0.p1", text="charged to tax as employment income. It is paid by employers."),
+        Paragraph(id="EIM1#c0.p2", text="Another paragraph."),
+    )
+    assert len(units) == 4 and [p.id for p, _ in units[1].parts] == ["EIM1#c0.p0", "EIM1#c0.p1"]
+    claims = claims_of(dict(enumerate(units)))
+    assert [(c.text, c.citations) for c in claims] == [
+        ("The rule is old. SMP is not a social security benefit but replacement earnings", ["EIM1#c0.p0"]),
+        ("charged to tax as employment income. It is paid by employers.", ["EIM1#c0.p1"]),
+        ("Another paragraph.", ["EIM1#c0.p2"]),
+    ]
+    # a piece joins only the sentences next to it: without the first sentence it stands alone
+    assert [c.citations for c in claims_of({1: units[1], 2: units[2]})] == [["EIM1#c0.p0"], ["EIM1#c0.p1"]]
+
+
+def test_a_list_item_is_quoted_whole_and_the_item_cap_counts_items_not_sentences() -> None:
+    items = [
+        Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"a payment of \u00a3{n},000. This is taxable under Section {n}.")
+        for n in range(1, 7)
+    ]
+    units = units_of(Paragraph(id="EIM1#c0.p0", text="The elements of the payment were:"), *items)
+    assert len(units) == 13  # the intro, then two sentences per item
+    picked = list_items(units, 0, TUNING.list_items)
+    # every item's second sentence comes with it ("This is taxable under Section 3" is part of item 3)
+    assert sorted({units[j].paragraph.id for j in picked}) == [f"EIM1#c0.p{n}" for n in range(1, TUNING.list_items + 1)]
+    assert len(picked) == 2 * TUNING.list_items
+
+
+def test_a_list_item_is_quoted_with_the_sentence_that_introduces_its_list() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The key features of the exemption are:"),
+        *[Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"feature number {n}") for n in range(1, TUNING.list_items + 3)],
+        Paragraph(id="EIM1#c0.p9", text="A new rule. It stands alone."),
+    )
+    assert list_intro(units, 2, TUNING.list_items) == 0 and 0 in context_of(units, 2, floor=1.0, tuning=TUNING)
+    assert list_intro(units, TUNING.list_items + 1, TUNING.list_items) is None  # past the items the intro quotes
+    assert list_intro(units, len(units) - 1, TUNING.list_items) is None  # not a list item
+    assert list_intro(units, 0, TUNING.list_items) is None
+
+
+def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_ones() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="Weak opening sentence. A sum of \u00a310,000 for not competing. This is taxable under Section 225."),
+        Paragraph(id="EIM1#c0.p1", text="A rule in another paragraph."),
+    )
+    floor = 0.5
+    for unit, score in zip(units, [0.1, 0.9, 0.1, 0.9]):
+        unit.score = score
+    assert context_of(units, 1, floor, TUNING) == [2]  # the anaphor follows its sentence; the weak one before does not
+    units[0].score = TUNING.neighbour_floor * floor  # a neighbour scoring near the floor joins the claim
+    assert context_of(units, 1, floor, TUNING) == [0, 2]
+    assert 3 not in context_of(units, 2, floor, TUNING)  # never across paragraphs
+
+
+def test_a_table_row_reads_with_its_headers_and_brings_the_note_the_header_points_to() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", kind="table", text="CO2 emissions (g/km) (see note) | 2014/15\n135 | 20%\n140 | 21%"),
+        Paragraph(id="EIM1#c0.p1", text="Other text."),
+        Paragraph(id="EIM1#c0.p2", text="Note: The exact CO2 figure is always rounded down to the nearest 5 g/km."),
+    )
+    assert [u.text for u in units[:2]] == ["135: 2014/15 20%.", "140: 2014/15 21%."]
+    assert context_of(units, 1, 0.5, TUNING) == [3]  # the header says "see note"
+    plain = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="Year | Amount\n2014/15 | \u00a33,090"), Paragraph(id="EIM1#c0.p1", text="Note: other."))
+    assert context_of(plain, 0, 0.5, TUNING) == []  # no 'see note' in the header: no note
+
+
+def test_a_page_does_not_repeat_its_example_for_each_run_of_years_but_two_pages_may_differ() -> None:
+    first = units_of(Paragraph(id="EIM1#c0.p0", text="In the tax year 2003/04 D does 12,000 business miles and is paid 35p per mile."))[0]
+    again = units_of(Paragraph(id="EIM1#c0.p1", text="In the tax year 2011-12 E does 12,000 business miles and is paid 35p per mile."))[0]
+    other_page = units_of(Paragraph(id="EIM2#c0.p0", text="In the tax year 2011-12 E does 12,000 business miles and is paid 35p per mile."), page_rank=1)[0]
+    different = units_of(Paragraph(id="EIM1#c0.p2", text="Employees with two employments add their business miles together."))[0]
+    assert repeats(again, [first], TUNING)
+    assert not repeats(other_page, [first], TUNING)  # the conflict check needs both pages' statements
+    assert not repeats(different, [first], TUNING)
+    same_elsewhere = units_of(Paragraph(id="EIM2#c0.p0", text="Employees with two employments add their business miles together."), page_rank=1)[0]
+    assert repeats(same_elsewhere, [different], TUNING)  # another page saying the same with the same figures adds nothing
+
+
+def test_the_run_around_the_lead_comes_first_in_the_manuals_order() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The maximum amounts an employer may pay tax free are:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="\u00a35 per night for overnight stays in the UK"),
+        Paragraph(id="EIM1#c0.p2", kind="li", text="\u00a310 per night for overnight stays outside the UK."),
+        Paragraph(id="EIM1#c0.p3", text="Another rule far below."),
+        Paragraph(id="EIM1#c0.p4", text="Yet another rule."),
+    )
+    claims = lead_first({2: units[2]}, {0: units[0], 1: units[1], 4: units[4]})
+    assert [c.citations[0][-2:] for c in claims] == ["p0", "p1", "p2", "p4"]
+
+
+def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_ends_on_a_colon(slice_settings) -> None:  # noqa: ANN001
+    for question in (
+        "How much can my employer pay me per mile for using my own car without tax?",
+        "Is there a tax charge on a works van I take home at weekends?",
+        "What counts as a long service award?",
+    ):
+        result = answer(QuestionRequest(question=question), slice_settings)
+        assert result.status == "answered", (question, result.refusal)
+        claims = [s for s in result.answer.sentences if s.role == "answer"]
+        detail = [s for s in result.answer.sentences if s.role == "detail"]
+        words = [len(s.text.split()) for s in claims]
+        assert 1 <= len(claims) <= TUNING.answer_claims and sum(words) <= TUNING.answer_words_cap, (question, words)
+        assert sum(words) + sum(len(s.text.split()) for s in detail) <= TUNING.reply_words
+        assert len({s.text for s in claims}) == len(claims)  # no claim repeats another
+        assert not claims[-1].text.rstrip().endswith(":")  # a list intro never stands alone
+        assert all(len(s.citations) == 1 for s in result.answer.sentences)
+        assert {s.verdict for s in claims} <= {"supported", "partially_supported"}
+    mileage = answer(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
+    first = [s for s in mileage.answer.sentences if s.role == "answer"][0]
+    assert "45p" in first.text or "25p" in first.text, first.text  # a figure question: the figure first
+
+
+def test_the_answer_shape_comes_from_settings(slice_settings: Settings) -> None:
+    question = QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?")
+    local = slice_settings.stitching.local.model_copy(update={"answer_claims": 1, "reply_words": 60})
+    tight = slice_settings.model_copy(update={"stitching": slice_settings.stitching.model_copy(update={"local": local})})
+    usual, short = answer(question, slice_settings), answer(question, tight)
+    assert len([s for s in usual.answer.sentences if s.role == "answer"]) > 1
+    assert len([s for s in short.answer.sentences if s.role == "answer"]) == 1
+    assert sum(len(s.text.split()) for s in short.answer.sentences if s.role == "detail") < sum(
+        len(s.text.split()) for s in usual.answer.sentences if s.role == "detail"
+    )
+
+
+def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -> None:  # noqa: ANN001
+    state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
+    for stage in STAGES[:4]:
+        state = run_stage(stage, state, slice_settings)
+    vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)  # as retrieval carries it
+    units = score_units(state.query, state.selection, slice_settings, vector)
+    before = {id(u): u.score for u in units}
+    ranked = rerank_by_meaning(state.query, sorted(units, key=lambda u: -u.score), slice_settings, vector)
+    changed = [u for u in ranked if u.score != before[id(u)]]
+    assert 0 < len(changed) <= TUNING.meaning_candidates
+    question = base_embedder(slice_settings).embed([state.query.question])[0]
+    for unit in changed:  # each gains its own cosine with the question, nothing else
+        cosine = float(np.dot(base_embedder(slice_settings).embed([unit.text])[0], question))
+        assert unit.score - before[id(unit)] == pytest.approx(TUNING.meaning_weight * max(cosine, 0.0), abs=1e-3)
+    assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
+
+
+def test_both_pages_selection_ranks_first_are_quoted_in_the_answer(slice_settings) -> None:  # noqa: ANN001
+    for question in (
+        "What are the rules on Exemption for long service testimonial awards: maximum exempt amount?",
+    ):
+        state = new_state(QuestionRequest(question=question), slice_settings)
+        for stage in STAGES[:5]:
+            state = run_stage(stage, state, slice_settings)
+        first_two = [p.section_id for p in state.selection.pages[:2]]
+        cited = {section_of(s.citations[0]) for s in state.draft.sentences if s.role == "answer"}
+        assert set(first_two) <= cited, (question, first_two, cited)  # each had only the other page's claims
+
+
+def test_the_answer_quotes_a_few_rows_of_a_table_not_the_whole_table() -> None:
+    rows = "\n".join(["Kind | Rate", *(f"Kind {n} | {n}p" for n in range(1, TUNING.table_rows + 3))])
+    units = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text=rows), Paragraph(id="EIM1#c0.p1", text="A rule."))
+    assert not table_full(units[TUNING.table_rows], units[:TUNING.table_rows - 1], TUNING)
+    assert table_full(units[TUNING.table_rows], units[:TUNING.table_rows], TUNING)
+    units[TUNING.table_rows].looked_up = True  # the row the asker's own figure picks always may go in
+    assert not table_full(units[TUNING.table_rows], units[:TUNING.table_rows], TUNING)
+    assert not table_full(units[-1], units[:TUNING.table_rows], TUNING)  # a sentence is never held back by a table

@@ -1,0 +1,74 @@
+"""Tables: the row a question's figure or date looks up, rows rendered as sentences and checked against the table."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from services.providers.local.tables import has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row
+from services.stages.verification import check_claim
+from shared.config import LocalStitchingSettings
+from shared.contracts.corpus import Paragraph
+from tests.services.providers.local.paragraphs import units_of
+
+SHORT_CELL_WORDS = LocalStitchingSettings().short_cell_words
+
+CO2_TABLE = [
+    "CO2 emissions (g/km) | 2013/14 | 2014/15",
+    "130 | 18% | 19%",
+    "135 | 19% | 20%",
+    "140 | 20% | 21%",
+    "145 | 21% | 22%",
+    "121-124 | 15% | 16%",
+]
+
+
+def test_lookup_picks_the_band_a_number_falls_in_or_the_last_key_below_it() -> None:
+    assert lookup_rows(CO2_TABLE, [142.0]) == {3}  # 142 g/km is charged as 140
+    assert lookup_rows(CO2_TABLE, [122.0]) == {5}  # inside the 121-124 range
+    assert lookup_rows(CO2_TABLE, [100.0]) == set()  # below every band: no guess
+    assert lookup_rows(CO2_TABLE, []) == set()
+
+
+def test_period_tables_are_looked_up_by_the_questions_tax_year_and_amounts_are_not_keys() -> None:
+    rates = ["Period from | Period to | Official rate", "6.1.2002 | 5.4.2007 | 5.00%", "6.4.2010 | 5.4.2014 | 4.00%", "6.4.2014 | | 3.25%"]
+    assert lookup_rows(rates, [], date(2014, 4, 6)) == {3}
+    assert lookup_rows(rates, [], date(2012, 4, 6)) == {2}
+    assert lookup_rows(rates, [20.0, 15.0]) == set()  # dates are not numeric bands
+    assert lookup_date("What rate does HMRC use for 2014-15?") == date(2014, 4, 6)
+    assert lookup_date("What rate applies?") is None
+    assert lookup_numbers("A loan of \u00a320,000 in 2014-15 for a car emitting 142g/km") == [142.0]
+
+
+def test_a_row_is_named_by_the_question_when_its_label_is_made_of_the_questions_terms() -> None:
+    weights = {"car": 1.0, "benefit": 0.5, "compani": 1.0}
+    assert names_row(weights, "Car benefit | \u00a32,700 |")
+    assert not names_row(weights, "Van benefit | \u00a33,090")  # one label word the question lacks
+    assert not names_row(weights, "140 | 20% | 21%")  # a numeric key is the lookup's business
+
+
+def test_a_row_renders_as_a_sentence_with_its_column_headers() -> None:
+    header = "Kind of vehicle | Business miles | 2011-12 onwards"
+    assert render_row(header, "Car or van | First 10,000 | 45p", SHORT_CELL_WORDS) == "Car or van: business miles first 10,000, 2011-12 onwards 45p."
+    assert render_row(header, "Cycle | All | 20p", SHORT_CELL_WORDS) == "Cycle: business miles all, 2011-12 onwards 20p."
+    # a long cell is introduced by its header and a colon; an acronym or reference keeps its case
+    long = render_row("Type of payment | Tax treatment", "Basic allowance | These allowances are taxable as earnings (see EIM00510)", SHORT_CELL_WORDS)
+    assert long == "Basic allowance: tax treatment: These allowances are taxable as earnings (see EIM00510)."
+    assert render_row("Item | Guidance", "Death | EIM13600", SHORT_CELL_WORDS) == "Death: guidance EIM13600."
+    assert render_row("", "Home improvements loan | \u00a32,100", SHORT_CELL_WORDS) == "Home improvements loan: \u00a32,100."  # no header
+    assert render_row("Year | Amount | Legislation", "2013/14 | \u00a321,100", SHORT_CELL_WORDS) == "2013/14: \u00a321,100."  # ragged: cells alone
+
+
+def test_worked_computations_have_no_header_row_and_continued_rows_keep_their_label() -> None:
+    assert has_header(["Kind of vehicle | Rate per mile", "Car or van | 40p"])
+    assert not has_header(["cost of whole premises | 300,000 | |", "less | 75,000 | |"])
+    units = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="Kind of vehicle | Rate per mile to 2010-11\nCar or van | 40p for the first 10,000 miles\n| 25p after that"))
+    assert [u.text for u in units] == ["Car or van: rate per mile to 2010-11: 40p for the first 10,000 miles.", "Car or van: rate per mile to 2010-11 25p after that."]
+    computation = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="cost of premises | 300,000\nless | 75,000\n| 225,000"))
+    assert [u.text for u in computation] == ["cost of premises: 300,000.", "less: 75,000.", "225,000."]  # no label borrowed
+
+
+def test_rendered_rows_are_checked_for_real_against_the_table() -> None:
+    table = Paragraph(id="EIM1#c0.p0", kind="table", text="Kind of vehicle | Business miles | 2011-12 onwards\nCar or van | First 10,000 | 45p\nCar or van | After that | 25p")
+    rendered = units_of(table)
+    assert [check_claim(u.text, [table])[0] for u in rendered] == ["supported", "supported"]
+    assert check_claim("Car or van: business miles first 10,000, 2011-12 onwards 40p.", [table])[0] != "supported"  # a changed figure is caught

@@ -1,0 +1,109 @@
+"""Quotable units: sentences joined over the scrape's paragraph splits, lists, rule headings, signposts, what a sentence gives."""
+
+from __future__ import annotations
+
+from services.providers.local.stitching import claims_of
+from services.providers.local.units import chunk_units, gives, is_illustration, is_signpost, list_items, states_rule
+from services.text.figures import checkable_facts
+from shared.config import LocalStitchingSettings
+from shared.contracts.corpus import Chunk, Paragraph
+from tests.services.providers.local.paragraphs import units_of
+
+TUNING = LocalStitchingSettings()
+
+
+def test_sentences_split_over_paragraphs_are_joined_but_keep_their_citations() -> None:
+    paragraphs = [
+        Paragraph(id="EIM1#c0.p0", text="SMP is not a social security benefit but replacement earnings"),
+        Paragraph(id="EIM1#c0.p1", text="charged to tax as employment income."),
+        Paragraph(id="EIM1#c0.p2", text="The measure of the charge is the 'proper proportion' (see"),
+        Paragraph(id="EIM1#c0.p3", text="EIM30505). A new sentence."),
+        Paragraph(id="EIM1#c0.p4", kind="table", text="Year | Amount\n2008/09 onwards | \u00a360"),
+        Paragraph(id="EIM1#c0.p5", text="Complete sentence here."),
+        Paragraph(id="EIM1#c0.p6", text="Another complete one."),
+    ]
+    chunk = Chunk(id="EIM1#c0", section_id="EIM1", manual="m", position=0, heading_path=[], paragraphs=paragraphs, content_hash="h")
+    units = chunk_units(chunk, 0, TUNING)
+    assert [[p.id for p, _ in u.parts] for u in units] == [
+        ["EIM1#c0.p0", "EIM1#c0.p1"],  # lower-case continuation
+        ["EIM1#c0.p2", "EIM1#c0.p3"],  # an open bracket continues
+        ["EIM1#c0.p3"],
+        ["EIM1#c0.p4"],  # a table row (its header row is not quoted on its own)
+        ["EIM1#c0.p5"],
+        ["EIM1#c0.p6"],  # a finished sentence is not continued
+    ]
+    assert units[0].text == "SMP is not a social security benefit but replacement earnings charged to tax as employment income."
+    assert units[3].row == 1 and units[3].text == "2008/09 onwards: amount \u00a360."
+
+
+def test_list_items_run_on_only_when_the_item_stops_mid_sentence() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The key features of the exemption are:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="it is solely an exemption from tax, see EIM31410"),
+        Paragraph(id="EIM1#c0.p2", kind="li", text="the employee must be on a business journey"),
+        Paragraph(id="EIM1#c0.p3", kind="li", text="the scholarship is provided from a trust fund and"),
+        Paragraph(id="EIM1#c0.p4", kind="li", text="it is held by a person in full-time education."),
+    )
+    assert [[p.id[-2:] for p, _ in u.parts] for u in units] == [["p0"], ["p1"], ["p2"], ["p3", "p4"]]
+    assert list_items(units, 0, TUNING.list_items) == [1, 2, 3]  # the items the colon introduces
+    assert list_items(units, 1, TUNING.list_items) == []
+
+
+def test_a_colon_pulls_in_its_list_even_its_lower_case_continuation() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="An award is fortuitous if:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="it comes from a trust fund (see EIM30002);"),
+        Paragraph(id="EIM1#c0.p2", text="and not more than 25 per cent of the payments are by reason of employment."),
+        Paragraph(id="EIM1#c0.p3", text="A new rule starts here."),
+    )
+    assert [u.text[:5] for u in units] == ["An aw", "it co", "and n", "A new"]
+    assert list_items(units, 0, TUNING.list_items) == [1, 2]
+
+
+def test_a_heading_that_states_a_rule_is_quotable_with_the_paragraph_under_it() -> None:
+    assert states_rule("SMP is taxable")
+    assert not states_rule("Two or more functions")  # a topic
+    assert not states_rule("Is PAYE due on the cash payment")  # a question
+    assert not states_rule("The \u00a3150 limit is not an allowance")  # a figure the paragraph may not repeat
+    chunk = Chunk(
+        id="EIM1#c1", section_id="EIM1", manual="m", position=1, heading_path=["Page", "SMP is taxable"], content_hash="h",
+        paragraphs=[Paragraph(id="EIM1#c1.p0", text="SMP is replacement earnings. It is charged to tax.")],
+    )
+    units = chunk_units(chunk, 0, TUNING, heading="SMP is taxable")
+    assert [(u.text, u.paragraph.id, u.heading) for u in units[:2]] == [
+        ("SMP is taxable", "EIM1#c1.p0", True),
+        ("SMP is replacement earnings.", "EIM1#c1.p0", False),
+    ]
+    # the heading is its own claim, never run into the sentence below it
+    assert [c.text for c in claims_of(dict(enumerate(units)))] == ["SMP is taxable", "SMP is replacement earnings. It is charged to tax."]
+
+
+def test_a_sentence_that_only_points_to_another_page_is_a_signpost() -> None:
+    assert is_signpost("See EIM74650 for an overview of the state pension lump sum option introduced from 6 April 2005.")
+    assert is_signpost("For details of when remuneration is treated as received see EIM42260.")
+    assert is_signpost("See NIM02200.")
+    # a rule that cites its source, or a sentence that merely mentions seeing, is not
+    assert not is_signpost("The charge is imposed on the person entitled to the lump sum (see EIM74651).")
+    assert not is_signpost("See the table below for the rates.")
+    assert not is_signpost("For cars the rate is 45p a mile, see EIM31240 for the table.")
+
+
+def test_a_sentence_gives_what_its_kind_of_question_asks() -> None:
+    def check(kind, text):  # noqa: ANN001, ANN202
+        return gives(kind, text, checkable_facts(text))
+
+    assert check("figure", "The rate is 45p a mile.") and not check("figure", "See EIM31240 for the rates.")
+    assert check("date", "The claim must be made within five years of the end of the tax year.")
+    assert check("date", "From 6 April 2011 the exemption is restricted.") and not check("date", "The employer pays the cost.")
+    assert check("yes_no", "The benefit is not taxable.") and check("yes_no", "There is no tax charge on a parking space.")
+    assert check("definition", "A uniform means a set of clothing of a specialised nature.")
+    assert not check("other", "The benefit is not taxable.")
+
+
+def test_illustrations_are_told_apart_from_rules() -> None:
+    assert is_illustration("In Laidler v Perry (42TC351) the employer gave all his employees a voucher.")
+    assert is_illustration("A taxpayer tells you that a redundancy payment has been taxed.")
+    assert is_illustration("An example might be an employee who is required to make a long business journey.")
+    assert is_illustration("Employee A makes a joint suggestion with employee B.")
+    assert not is_illustration("An employee is exempt from tax on the first \u00a330,000.")
+    assert not is_illustration("Examples include traditional nurse or police uniforms.")
