@@ -26,6 +26,7 @@ import pytest
 
 from shared.config import IngestSettings, Settings
 from taxnav.replay_server import ReplayServer
+from tests.support.mistral_standin import MistralStandin
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS_DIR = (REPO / ".." / "shared" / "corpus").resolve()
@@ -116,3 +117,10 @@ def slice_data_dir(tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path, s
 @pytest.fixture(scope="session")
 def slice_settings(slice_data_dir: Path, settings_for: Callable[..., Settings]) -> Settings:
     return settings_for(slice_data_dir)
+
+
+@pytest.fixture
+def standin() -> Iterator[MistralStandin]:
+    """The local stand-in for the Mistral API (its wire format; the real API is not reachable here)."""
+    with MistralStandin() as server:
+        yield server

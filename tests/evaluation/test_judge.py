@@ -15,15 +15,8 @@ from shared.contracts.api import Answer, Citation, QuestionResult, Refusal, Sent
 from taxnav.cli import main
 from taxnav.evaluation.judge import judge_metrics, judge_result
 from tests.evaluation.test_harness_e2e import QUESTIONS, _questions_file
-from tests.support.mistral_standin import MistralStandin
 
 ROW = "Car or van | First 10,000After that | 45p25p"
-
-
-@pytest.fixture
-def standin():
-    with MistralStandin() as server:
-        yield server
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from shared.config import ModelSettings, Settings
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.api import Sentence
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
-from tests.support.mistral_standin import MistralStandin, Reply
+from tests.support.mistral_standin import Reply
 
 QUERY = Query(id="q1", question="What mileage rate is tax free for my own car?", manual="employment-income-manual")
 
@@ -35,12 +35,6 @@ RATES = chunk("EIM90001", ["The approved amount for cars is 45p a mile for the f
 OTHER = chunk("EIM90002", ["Gifts to employees at Christmas are taxable unless trivial."])
 ROLLUP = RollupResult(pages=[PageBundle(section_id="EIM90001", score=1.0, chunks=[RATES]), PageBundle(section_id="EIM90002", score=0.5, chunks=[OTHER])])
 SELECTION = SelectionResult(pages=ROLLUP.pages[:1], dropped=["EIM90002"])
-
-
-@pytest.fixture
-def standin():
-    with MistralStandin() as server:
-        yield server
 
 
 @pytest.fixture
