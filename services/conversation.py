@@ -41,7 +41,10 @@ import redis
 
 from services.errors import ConversationNotFound, TurnLimitReached, Unavailable, UnknownCondition
 from services.providers.local.units import chunk_units
-from services.results import QuestionStore
+from services.results import QuestionStore, follow, wait_result
+from services.stages.retrieval import SHORT_TERMS, bm25_text, terms_with_compounds
+from services.text.figures import years_named
+from services.text.terms import query_terms, terms, words
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.conversation import (
@@ -55,6 +58,7 @@ from shared.contracts.conversation import (
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.contracts.refusals import ConflictEvidence, ConflictOption
+from shared.index import CorpusIndex
 
 # ---- reading a turn ------------------------------------------------------------------------
 
@@ -65,7 +69,6 @@ _POINTS_BACK = re.compile(r"\b(?:instead|also|too|either|as well|the same)\b", r
 _PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such)\b", re.I)
 _DEFINITE = re.compile(r"\bthe\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}(?:\s*[-/]\s*(?:19|20)?\d{2})?\b")
-SHORT_TERMS = 4  # a question with at most this many content terms leans on its context
 SUBJECT_SHARE = 0.5  # share of a question's terms already in the subject that makes it a follow-up
 # Keyword hits looked at for the retrieval evidence: deeper for a pronoun, which cannot name
 # its own subject, than for a definite description, which may.
@@ -96,8 +99,6 @@ def conflict_options(turn: QuestionResult) -> list[ConflictOption]:
 
 
 def _subject_terms(turns: list[TurnResult]) -> set[str]:
-    from services.text.terms import query_terms  # noqa: PLC0415
-
     found: set[str] = set()
     for turn in turns:
         found.update(query_terms(turn.question))
@@ -108,8 +109,6 @@ def _subject_terms(turns: list[TurnResult]) -> set[str]:
 
 def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str, depth: int) -> bool:
     """Retrieval evidence: the question's own keyword search reaches the subject's pages."""
-    from services.stages.retrieval import bm25_text  # noqa: PLC0415
-    from shared.index import CorpusIndex  # noqa: PLC0415
 
     index = CorpusIndex.open(settings, manual)
     hits = index.bm25_search(bm25_text(question), depth)
@@ -118,7 +117,6 @@ def _reaches_subject(question: str, sections: list[str], settings: Settings, man
 
 def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str], settings: Settings, manual: str) -> list[str]:
     """Why ``question`` continues the subject of ``turns`` (empty: it opens a new subject)."""
-    from services.text.terms import query_terms  # noqa: PLC0415
 
     own = query_terms(question)
     reasons = []
@@ -144,7 +142,6 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
 def searched_question(question: str, topic: str) -> str:
     """A follow-up as the pipeline reads it: its own words, then the question that opened the
     subject, whose tax years give way when the follow-up names its own."""
-    from services.text.figures import years_named  # noqa: PLC0415
 
     if years_named(question):
         topic = re.sub(r"\s{2,}", " ", _YEAR.sub("", topic))
@@ -220,8 +217,6 @@ def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     contains (in the manual's word forms), plus YEAR_WEIGHT when the sentence's period covers
     a year the follow-up names (the year is the condition it narrows to; its other words,
     'the figure back in ...', only frame it)."""
-    from services.stages.retrieval import terms_with_compounds  # noqa: PLC0415
-    from services.text.figures import years_named  # noqa: PLC0415
 
     stated_terms = terms_with_compounds(text)
     score = sum(1 for t in new_terms if any(same_word(t, s) for s in stated_terms))
@@ -252,7 +247,6 @@ def in_earlier_period(text: str, year: int) -> bool:
 def names_row(label: str, new_terms: set[str]) -> bool:
     """A table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is a term the
     follow-up adds: 'bicycle' names the 'Cycle' row, not the 'Motor cycle' one."""
-    from services.text.terms import terms, words  # noqa: PLC0415
 
     whole = terms("".join(words(label)))
     return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
@@ -292,9 +286,7 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
     if stage == "rollup" and context.excluded_sections and state.rollup is not None:
         state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
     if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
-        from services.text.figures import years_named  # noqa: PLC0415
-        from services.text.terms import query_terms  # noqa: PLC0415
-
+        
         said = {(c.text, tuple(c.citations)) for c in context.claims}
         # the years it names are read as periods (``answers_follow_up``), not as words: '11'
         # of '2010-11' would match any sentence with an 11 in it
@@ -333,7 +325,7 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
 def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], settings: Settings) -> PipelineState:
     """The turn's pipeline envelope: the scope guard reads the person's own words; the
     stages read the searched question with the context."""
-    from services.pipeline import new_state  # noqa: PLC0415
+    from services.pipeline import new_state  # noqa: PLC0415  (cycle: the pipeline runs this module's after_stage)
 
     searched, context = read_turn(request, earlier, settings)
     own = QuestionRequest(question=context.asked, manual=request.manual)
@@ -400,7 +392,7 @@ class ConversationStore(ABC):
     def start(self, conversation_id: str, request: ConversationQuestion, settings: Settings, questions: QuestionStore) -> PendingTurn:
         """Read the turn with every earlier turn (waiting for those still running), submit its
         question (services/dispatch.py, as /v1/questions does) and record it as pending."""
-        from services.dispatch import submit  # noqa: PLC0415
+        from services.dispatch import submit  # noqa: PLC0415  (cycle: the pipeline runs this module's after_stage)
 
         with self._locked(conversation_id):
             conversation = self._get(conversation_id)
@@ -425,7 +417,6 @@ class ConversationStore(ABC):
 
     def finish(self, conversation_id: str, pending: PendingTurn, questions: QuestionStore) -> TurnResult:
         """Wait for a started turn's result and store it (raises its typed error, if any)."""
-        from services.results import wait_result  # noqa: PLC0415
 
         try:
             result = wait_result(questions, pending.question_id)
@@ -439,7 +430,6 @@ class ConversationStore(ABC):
     def _settle(self, conversation: Conversation, questions: QuestionStore, wait: bool) -> bool:
         """Move pending turns whose questions have ended into ``turns`` (a turn whose question
         failed is dropped: it has no result to keep). Returns whether anything changed."""
-        from services.results import follow  # noqa: PLC0415
 
         changed = False
         for pending in list(conversation.pending):

@@ -75,10 +75,11 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
 
 
-def has_own_subject(question: str) -> bool:
-    """More content terms than an elliptical follow-up has (services/conversation.py SHORT_TERMS)."""
-    from services.conversation import SHORT_TERMS  # noqa: PLC0415
+SHORT_TERMS = 4  # a question with at most this many content terms leans on its context
 
+
+def has_own_subject(question: str) -> bool:
+    """More content terms than an elliptical follow-up has."""
     return len(query_terms(question)) > SHORT_TERMS
 
 
