@@ -11,10 +11,13 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 
 import httpx
+from rich.console import Console
+
+from services.cli import render, show
+from shared.contracts.api import QuestionResult
 
 READY_TIMEOUT_S = 180.0  # the first start loads the index and the embedder
 
@@ -56,30 +59,17 @@ def stop_server(server: subprocess.Popen) -> None:
         server.wait()
 
 
-def render(body: dict) -> str:
-    """A QuestionResult (or an error body) as text for a terminal."""
+def show_reply(body: dict, console: Console) -> None:
+    """A QuestionResult (the `taxnav ask` rendering: answer, detail, sources) or an error body."""
     if "error" in body:
-        return f"Error ({body['error']['type']}): {body['error']['message']}"
-    lines = [f"Q: {body['question']}", ""]
-    if body["status"] == "refused":
-        refusal = body["refusal"]
-        lines += [f"Refused ({refusal['category']}): {refusal['message']}"]
-        lines += [f"  {key}: {value}" for key, value in refusal.get("evidence", {}).items()]
-    else:
-        numbers: dict[str, int] = {}
-        for sentence in body["answer"]["sentences"]:
-            marks = "".join(f"[{numbers.setdefault(c, len(numbers) + 1)}]" for c in sentence["citations"])
-            lines += textwrap.wrap(f"{sentence['text']} {marks}  ({sentence['verdict']})", 100, subsequent_indent="    ")
-        lines += ["", f"Faithfulness: {body['answer']['faithfulness']:.2f}", ""]
-        by_id = {c["paragraph_id"]: c for c in body["citations"]}
-        for pid, n in numbers.items():
-            citation = by_id.get(pid)
-            where = f"{citation['section_id']} {citation['title']} ({citation['url']}, updated {citation['public_updated_at'][:10]})" if citation else ""
-            lines.append(f"[{n}] {pid} {where}")
-    timings = ", ".join(f"{t['stage']} {t['ms']:.0f} ms" for t in body.get("trace", []))
+        console.print(f"Error ({body['error']['type']}): {body['error']['message']}", soft_wrap=True)
+        return
+    result = QuestionResult.model_validate(body)
+    console.print(f"Q: {result.question}\n", soft_wrap=True)
+    show(render(result), console)
+    timings = ", ".join(f"{t.stage} {t.ms:.0f} ms" for t in result.trace)
     if timings:
-        lines += ["", f"Stages: {timings}"]
-    return "\n".join(lines)
+        console.print(f"\nStages: {timings}", soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_ready(base_url, server)
         print(f"Gateway ready at {base_url} (API docs: {base_url}/docs)\n")
         response = httpx.post(f"{base_url}/v1/questions", json={"question": args.question}, timeout=120)
-        print(render(response.json()))
+        show_reply(response.json(), Console(highlight=False))
         return 0 if response.status_code == 200 else 1
     finally:
         stop_server(server)
