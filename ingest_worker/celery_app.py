@@ -26,8 +26,15 @@ TASK_MODULES = ["ingest_worker.tasks"]
 
 def make_ingest_app(settings: Settings) -> Celery:
     app = make_app("ingest_worker", settings, TASK_MODULES, {INGEST_TASK: {"queue": INGEST_QUEUE}})
-    app.conf.beat_schedule = beat_schedule(settings)  # beat reads it when it starts
+    configure(app, settings)
     return app
+
+
+def configure(app: Celery, settings: Settings) -> None:
+    """The settings the app's tasks run with and the schedule beat reads when it starts (a
+    worker's processes are forked from this one, so they see both)."""
+    app.conf.taxnav_settings = settings
+    app.conf.beat_schedule = beat_schedule(settings)
 
 
 celery_app = make_ingest_app(get_settings())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -66,9 +65,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     expected = (IngestError, EmbeddingError, Bm25Error, VectorStoreError, ValidationError, OSError)
 
     if args.schedule:
-        # The worker's tasks are Celery's: like every worker process they build their settings
-        # from the environment, so this command's data dir reaches them that way.
-        os.environ["TAXNAV_DATA_DIR"] = str(settings.data_dir)
         return serve_schedule(settings)
     if args.limit is not None and args.limit < 1:
         print("taxnav ingest: --limit must be at least 1", file=sys.stderr)

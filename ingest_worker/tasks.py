@@ -18,10 +18,10 @@ from pathlib import Path
 import redis
 
 from ingest_worker.beat_schedule import INGEST_QUEUE, INGEST_TASK
-from ingest_worker.celery_app import celery_app
+from ingest_worker.celery_app import celery_app, configure
 from ingest_worker.ingest import IngestSummary
 from ingest_worker.runs import finish_run, recorded_ingest
-from shared.config import Settings, get_settings
+from shared.config import Settings
 from shared.contracts.ingest_runs import IngestRun, RunStart, RunTrigger
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def locked_recorded_ingest(settings: Settings, start: RunStart, **ingest_options
 def scheduled_ingest(manual: str | None = None, trigger: RunTrigger = "schedule") -> dict:
     """The beat entry's task. acks_late off: an ingest runs for minutes, longer than the
     broker's visibility timeout, and must not be handed to a second worker meanwhile."""
-    settings = get_settings()
+    settings: Settings = celery_app.conf.taxnav_settings
     return run_locked_ingest(settings, manual or settings.manual, trigger).model_dump(mode="json")
 
 
@@ -126,6 +126,7 @@ def serve_schedule(settings: Settings) -> int:
         "INFO",
     ]
     Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
+    configure(celery_app, settings)  # this command's settings (its --data-dir), not the environment's
     celery_app.worker_main(argv)
     return 0
 

@@ -70,7 +70,8 @@ def replay() -> Iterator[ReplayServer]:
 
 
 LAUNCHES = {
-    "taxnav ingest --schedule": lambda data_dir: [[sys.executable, "-m", "taxnav.cli", "ingest", "--schedule"]],
+    # --data-dir, not the environment, names its data dir: the fixture points the environment elsewhere
+    "taxnav ingest --schedule": lambda data_dir: [[sys.executable, "-m", "taxnav.cli", "ingest", "--schedule", "--data-dir", str(data_dir)]],
     "compose ingest + beat": lambda data_dir: compose_commands(data_dir),
 }
 
@@ -147,8 +148,12 @@ def schedulers(tmp_path: Path, replay: ReplayServer) -> Iterator[list[Scheduler]
         settings.data_dir.mkdir(parents=True)
         log = tmp_path / f"scheduler{i}.log"
         with log.open("w") as out:
+            env = settings_env(settings)
             processes = [
-                subprocess.Popen(command, cwd=ROOT, env=settings_env(settings), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                subprocess.Popen(
+                    command, cwd=ROOT, env={**env, "TAXNAV_DATA_DIR": str(tmp_path / "decoy")} if "--data-dir" in command else env,
+                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                )
                 for command in commands(settings.data_dir)
             ]
         started.append(Scheduler(name, settings, processes, log))
