@@ -109,7 +109,6 @@ def _subject_terms(turns: list[TurnResult]) -> set[str]:
 
 def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str, depth: int) -> bool:
     """Retrieval evidence: the question's own keyword search reaches the subject's pages."""
-
     index = CorpusIndex.open(settings, manual)
     hits = index.bm25_search(bm25_text(question), depth)
     return any(section_of(cid) in sections for cid, _ in hits)
@@ -117,7 +116,6 @@ def _reaches_subject(question: str, sections: list[str], settings: Settings, man
 
 def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str], settings: Settings, manual: str) -> list[str]:
     """Why ``question`` continues the subject of ``turns`` (empty: it opens a new subject)."""
-
     own = query_terms(question)
     reasons = []
     if _LEADING_LINK.search(question):
@@ -128,7 +126,8 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
     definite = bool(_DEFINITE.search(question))
     if len(own) <= SHORT_TERMS and (pronoun or definite):
         reasons.append(f"short ({len(own)} content terms) and refers to something not in it")
-    shared = [t for t in own if t in _subject_terms(turns)]
+    subject = _subject_terms(turns)
+    shared = [t for t in own if t in subject]
     if own and len(shared) / len(own) >= SUBJECT_SHARE:
         reasons.append(f"{len(shared)} of its {len(own)} terms are the subject's")
     # Undecided: a pronoun in a longer question, or a short one without any, may refer inside
@@ -142,7 +141,6 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
 def searched_question(question: str, topic: str) -> str:
     """A follow-up as the pipeline reads it: its own words, then the question that opened the
     subject, whose tax years give way when the follow-up names its own."""
-
     if years_named(question):
         topic = re.sub(r"\s{2,}", " ", _YEAR.sub("", topic))
     return f"{question.strip()} {topic.strip()}".strip()
@@ -217,7 +215,6 @@ def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     contains (in the manual's word forms), plus YEAR_WEIGHT when the sentence's period covers
     a year the follow-up names (the year is the condition it narrows to; its other words,
     'the figure back in ...', only frame it)."""
-
     stated_terms = terms_with_compounds(text)
     score = sum(1 for t in new_terms if any(same_word(t, s) for s in stated_terms))
     stated = [y for y, _ in years_named(text)]
@@ -247,7 +244,6 @@ def in_earlier_period(text: str, year: int) -> bool:
 def names_row(label: str, new_terms: set[str]) -> bool:
     """A table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is a term the
     follow-up adds: 'bicycle' names the 'Cycle' row, not the 'Motor cycle' one."""
-
     whole = terms("".join(words(label)))
     return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
 
