@@ -103,8 +103,10 @@ def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> 
     if state.refusal is not None or not settings.retrieval.use_vectors:
         return
     sections = sections_named(state)
-    if sections:
-        index = CorpusIndex.open(settings, state.query.manual)
+    if not sections:
+        return
+    index = CorpusIndex.open(settings, state.query.manual)
+    if index.vectors_remote:  # held in memory, a vector costs nothing to read where it is used
         index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
 
 

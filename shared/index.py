@@ -93,6 +93,11 @@ class CorpusIndex:
             raise KeyError(chunk_id)
         return vector
 
+    @property
+    def vectors_remote(self) -> bool:
+        """Whether the vectors live on a server (each fetch a round trip)."""
+        return self._vectors.remote
+
     def chunk_vectors(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
         """Many chunks' vectors in one round trip (a server-backed store keeps them, so the
         stage's own ``chunk_vector`` calls that follow are served from memory)."""

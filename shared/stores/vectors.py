@@ -35,6 +35,8 @@ class VectorStoreError(RuntimeError):
 
 
 class VectorStore(ABC):
+    remote = False  # each fetch a round trip to a server: worth fetching a stage's vectors at once
+
     @abstractmethod
     def build(self, ids: Sequence[str], vectors: np.ndarray) -> None:
         """Store a new generation's vectors (row i belongs to chunk ``ids[i]``)."""
@@ -72,6 +74,8 @@ def point_id(chunk_id: str) -> str:
 
 class QdrantVectorStore(VectorStore):
     """A generation's collection (``generation`` given) or the serving alias (None)."""
+
+    remote = True
 
     def __init__(self, client: Any, manual: str, generation: str | None = None):
         self.client = client
