@@ -332,6 +332,11 @@ def _periods(text: str) -> frozenset[tuple[int, bool]]:
     return frozenset(years_named(text))
 
 
+def could_conflict(question: str) -> bool:
+    """Only a question asking for a figure, and naming no year, can get a conflict refusal."""
+    return asks_for_figure(question) and not years_named(question)
+
+
 def conflict(
     question: str,
     draft: Draft,
@@ -348,7 +353,7 @@ def conflict(
     overlap), they are not two periods of one rule (both dated, differently), and the
     question names neither page's case. Table rows, worked examples (``illustrative``) and
     headings carry each case's own figures and never count."""
-    if years_named(question) or not asks_for_figure(question):
+    if not could_conflict(question):
         return None
     cases = cases or {}
     statements = []

@@ -23,6 +23,8 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
             searched=[p.section_id for p in state.selection.pages],
         )
         return state
+    if not refusals.could_conflict(state.query.question):
+        return state  # most questions: no need to read every selected page for its case
     examples = frozenset(
         p.id
         for page in state.selection.pages
