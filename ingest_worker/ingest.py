@@ -270,8 +270,7 @@ def run_ingest(
         old_hashes = {c.content_hash for c in previous.chunks.values()} if previous else set()
         ordered = list(chunks.values())
         texts = [chunk_embed_text(c, pages[c.section_id]) for c in ordered]
-        bar.on_chunks(0, len(texts))
-        bar.set_phase("embed")
+        bar.on_chunks(0, len(texts))  # the embed phase begins
         embedder = get_embedder(settings)
         dense = manual not in settings.ingest.bm25_only
         vectors = embedder.embed(texts, on_progress=bar.on_chunks) if dense else np.zeros((0, embedder.dims), dtype=np.float32)

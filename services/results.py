@@ -58,9 +58,6 @@ class QuestionStore(ABC):
     def deadline(self, qid: str) -> float | None:
         """The question's deadline, or None when the id is unknown (or expired)."""
 
-    def ping(self) -> bool:
-        return True
-
     def writable(self) -> str | None:
         """None when the store takes writes, else why not."""
         return None
@@ -198,12 +195,6 @@ class RedisStore(QuestionStore):
     def deadline(self, qid: str) -> float | None:
         value = self._redis.get(self._key(qid, "deadline"))
         return float(value) if value is not None else None
-
-    def ping(self) -> bool:
-        try:
-            return bool(self._redis.ping())
-        except redis.RedisError:
-            return False
 
     def writable(self) -> str | None:
         """None when a write succeeds, else why not (full, unreachable)."""

@@ -19,6 +19,7 @@ from shared.embeddings import embedder_identity
 from shared.generation import ingested_manuals
 from shared.index import CollectionNotFound, CorpusIndex
 from services import scope
+from services.providers.base import question_vector
 from services.text.lexicon import expand
 from services.text.terms import STOPWORDS, corpus_stats, query_terms, terms, words
 
@@ -30,11 +31,6 @@ MIN_DEPTH = 50
 # them instead of searching again (services/stages/retrieval.py, manual_evidence).
 _DENSE_HITS: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
 _DENSE_HITS_MAX = 256
-
-
-def embed_question(index: CorpusIndex, question: str) -> np.ndarray:
-    """The question's embedding (it then travels in RetrievalResult.query_vector)."""
-    return np.asarray(index.embed_query(question), dtype=np.float32)
 
 
 def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: int | None = None) -> list[ScoredChunk]:
@@ -116,7 +112,7 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
         text = bm25_text(query.question, corpus_stats(index).synonyms(query.question))
         lists["bm25"] = [cid for cid, _ in index.bm25_search(text, depth)]
     if cfg.use_vectors:
-        array = embed_question(index, query.question)
+        array = question_vector(index, query.question, [])
         vector = [float(x) for x in array]
         dense = index.search_vector(array, depth)
         _DENSE_HITS[(index.manual, str(index.generation), query.question)] = dense[:EVIDENCE_DEPTH]
@@ -213,7 +209,7 @@ def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Setting
         elif part == query.question and retrieved.query_vector:
             vector = np.asarray(retrieved.query_vector, dtype=np.float32)
         else:
-            vector = embed_question(home, part)
+            vector = question_vector(home, part, [])
         evidence = {home.manual: manual_evidence(home, part, vector)}
         # a part the home manual answers well stays home whatever the others say: skip them
         if not all(has_vectors(i) for i in others) or evidence[home.manual].score < scope.ROUTE_HOME_CEILING:

@@ -31,7 +31,7 @@ from services.text.sentences import split_sentences
 from services.text.terms import has_negation, terms
 
 __all__ = [
-    "checkable_facts", "check_claim", "key_terms", "statements", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",
+    "check_claim", "key_terms", "statements", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",
 ]
 
 QUOTED = "quoted"  # the reason given to a verbatim quote

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from services.results import MemoryStore, wait_result
+from services.text.figures import checkable_facts
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion, FollowUpInfo, PendingTurn, TurnResult
 from taxnav.evaluation.harness import api_answer
@@ -116,7 +117,6 @@ def summarise(turns: list[TurnOutcome]) -> dict[str, Any]:
 
 
 def run_dialogs(dialogs: list[Dialog], settings: Settings, baseline: bool = True) -> dict[str, Any]:
-    from services.stages.verification import checkable_facts  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
 
     settings = settings.model_copy(update={"mode": "embedded"})
     store = MemoryStore()

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from services.results import MemoryStore, QuestionStore
+from services.text.figures import checkable_facts
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.pipeline import PipelineState, Query
@@ -165,7 +166,6 @@ def run_eval(
     judge: str | None = None,
 ) -> EvalRun:
     from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
-    from services.stages.verification import checkable_facts  # noqa: PLC0415  (heavy, likewise)
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415  (heavy, likewise)
     from shared.index import CorpusIndex  # noqa: PLC0415  (heavy, likewise)
 
