@@ -10,7 +10,7 @@ PORT ?= 8000
 # Root installs with apt-get directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup test-deps chromium redis demo ingest ingest-all serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query up down
+.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query up down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -46,15 +46,11 @@ redis:
 
 # Ingest the three manuals (EIM, BIM, SAM: questions for the other two are routed there) from
 # the local corpus, start the gateway, ask one question through its API.
-demo: setup
-	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
+demo: ingest
 	$(PY) -m gateway.demo --data-dir $(DATA_DIR) --port $(PORT) --question "$(QUESTION)"
 
-ingest: setup
-	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
-
 # All three manuals in ../shared/corpus (EIM, BIM, SAM), each into its own collection.
-ingest-all: setup
+ingest: setup
 	$(TAXNAV) ingest --data-dir $(DATA_DIR) --source $(SOURCE) --manual all
 
 serve: setup
