@@ -38,10 +38,15 @@ def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
     return "\n".join(lines)
 
 
-def ask_turn(settings: Settings, conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN201
-    from services.conversation import ask, make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
+def stores(settings: Settings):  # noqa: ANN201  (the conversation store and the question store)
+    from services.conversation import make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
 
-    conversations, questions = make_conversation_store(settings), make_store(settings)
+    return make_conversation_store(settings), make_store(settings)
+
+
+def ask_turn(settings: Settings, conversations, questions, conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN001, ANN201  (the two stores of ``stores``)
+    from services.conversation import ask  # noqa: PLC0415  (heavy: the pipeline)
+
     if conversation_id == NEW:
         conversation_id = conversations.create().id
     request = ConversationQuestion(question=question, condition=condition, manual=manual)
@@ -49,9 +54,9 @@ def ask_turn(settings: Settings, conversation_id: str, question: str, condition:
 
 
 def chat(lines: TextIO, out: TextIO, settings: Settings, manual: str | None = None) -> int:
-    from services.conversation import conflict_options, make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
+    from services.conversation import conflict_options  # noqa: PLC0415  (heavy: the pipeline)
 
-    conversations = make_conversation_store(settings)
+    conversations, questions = stores(settings)  # once for the whole conversation, not per turn
     cid = conversations.create().id
     print(f"conversation {cid} (one question per line; /choose N after a conflict; /new; Ctrl-D ends)", file=out)
     last = None
@@ -73,7 +78,7 @@ def chat(lines: TextIO, out: TextIO, settings: Settings, manual: str | None = No
             condition = options[int(choice) - 1].condition
             line = condition
         try:
-            last = ask_turn(settings, cid, line, condition, manual)
+            last = ask_turn(settings, conversations, questions, cid, line, condition, manual)
         except PipelineError as exc:
             print(f"error ({exc.kind}): {exc}", file=out)
             continue
@@ -91,7 +96,7 @@ def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     from shared.index import CollectionNotFound  # noqa: PLC0415  (heavy: the index stack)
 
     try:
-        turn = ask_turn(settings, args.conversation, args.question, args.condition, args.manual)
+        turn = ask_turn(settings, *stores(settings), args.conversation, args.question, args.condition, args.manual)
     except (PipelineError, CollectionNotFound) as exc:
         print(f"taxnav ask: {exc}", file=sys.stderr)
         return Exit.USAGE
