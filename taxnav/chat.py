@@ -39,13 +39,13 @@ def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
 
 
 def stores(settings: Settings):  # noqa: ANN201  (the conversation store and the question store)
-    from services.conversation import make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
+    from services.conversation_store import make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
 
     return make_conversation_store(settings), make_store(settings)
 
 
 def ask_turn(settings: Settings, conversations, questions, conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN001, ANN201  (the two stores of ``stores``)
-    from services.conversation import ask  # noqa: PLC0415  (heavy: the pipeline)
+    from services.conversation_store import ask  # noqa: PLC0415  (heavy: the pipeline)
 
     if conversation_id == NEW:
         conversation_id = conversations.create().id

@@ -25,7 +25,7 @@ TARGET_EXTRA_MS = 20.0
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from services.conversation import FileStore, ask  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+    from services.conversation_store import FileStore, ask  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
 
     dialogs = load_dialogs(Path(args.dialogs))
     with tempfile.TemporaryDirectory(prefix="taxnav-bench-conversations-") as folder:

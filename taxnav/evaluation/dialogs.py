@@ -53,7 +53,7 @@ class TurnOutcome(BaseModel):
 
 
 def ask_dialog(dialog: Dialog, settings: Settings, facts: FactsFn, store: Any, baseline: bool = True) -> list[TurnOutcome]:
-    from services.conversation import as_turn, follow_up_info, new_turn_state  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+    from services.conversation_store import as_turn, follow_up_info, new_turn_state  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
     from services.dispatch import submit  # noqa: PLC0415  (heavy, likewise)
 
     earlier: list[TurnResult] = []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.conversation import after_stage, as_turn, follow_up_info, new_turn_state, read_turn, searched_question
+from services.conversation import after_stage, read_turn, searched_question
+from services.conversation_store import as_turn, follow_up_info, new_turn_state
 from services.dispatch import submit
 from services.results import MemoryStore, wait_result
 from shared.config import Settings

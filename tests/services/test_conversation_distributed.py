@@ -12,7 +12,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from services.conversation import RedisConversationStore, new_turn_state
+from services.conversation_store import RedisConversationStore, new_turn_state
 from services.errors import ConversationNotFound, TurnLimitReached
 from services.wire import WireState, encode, rebuild
 from shared.config import Settings
@@ -49,7 +49,7 @@ def test_redis_store_keeps_turns_with_a_ttl_and_a_limit(slice_settings):
 
 
 def test_redis_store_refuses_a_turn_past_the_limit(slice_settings):
-    from services.conversation import ask  # noqa: PLC0415
+    from services.conversation_store import ask  # noqa: PLC0415
     from services.results import MemoryStore  # noqa: PLC0415
 
     settings = redis_settings(slice_settings, max_turns=1)
@@ -62,7 +62,7 @@ def test_redis_store_refuses_a_turn_past_the_limit(slice_settings):
 
 
 def test_the_context_crosses_a_celery_hop_in_the_message(slice_settings):
-    from services.conversation import as_turn, follow_up_info  # noqa: PLC0415
+    from services.conversation_store import as_turn, follow_up_info  # noqa: PLC0415
     from services.dispatch import submit  # noqa: PLC0415
     from services.pipeline import STAGES, run_stage  # noqa: PLC0415
     from services.results import MemoryStore, wait_result  # noqa: PLC0415

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 
 from gateway.deps import SettingsDep, StoreDep
 from gateway.errors import documented, pipeline_error_response
-from services.conversation import ConversationStore, make_conversation_store
+from services.conversation_store import ConversationStore, make_conversation_store
 from services.errors import PipelineError
 from services.results import QuestionStore
 from shared.config import Settings
