@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from services import scope
 from services.conversation import after_stage
+from services.providers.base import Provider
+from services.providers.registry import provider_for
 from services.stages import expansion, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
 from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
@@ -26,6 +28,17 @@ from shared.generation import ingested_manuals
 from shared.index import CorpusIndex
 
 StageStep = Callable[[PipelineState, Settings], PipelineState]
+ModelStep = Callable[[PipelineState, Settings, Provider], PipelineState]
+
+
+def with_provider(step: ModelStep) -> StageStep:
+    """A stage that asks a model, given the provider its settings name (built once per
+    settings, services/providers/registry.py) rather than looking one up itself."""
+
+    def run(state: PipelineState, settings: Settings) -> PipelineState:
+        return step(state, settings, provider_for(settings))
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -71,9 +84,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("retrieval", "retrieval", retrieval.step),
     Stage("expansion", "graph", expansion.step),
     Stage("rollup", "graph", rollup.step),
-    Stage("selection", "selection", selection.step),
-    Stage("stitching", "stitching", stitching.step),
-    Stage("verification", "verification", verification.step),
+    Stage("selection", "selection", with_provider(selection.step)),
+    Stage("stitching", "stitching", with_provider(stitching.step)),
+    Stage("verification", "verification", with_provider(verification.step)),
 )
 # The stage queues in pipeline order (a queue may hold several consecutive stages): the one
 # list of them, for the Celery routes, the workers and the compose services.

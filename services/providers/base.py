@@ -12,7 +12,6 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from shared.config import Settings
 from shared.contracts.api import Sentence
 from shared.contracts.pipeline import Draft, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
@@ -51,14 +50,3 @@ def question_vector(index: CorpusIndex, question: str, carried: list[float]) -> 
     """The question's embedding: the one the request carries, else computed."""
     return np.asarray(carried if carried else index.embed_query(question), dtype=np.float32)
 
-
-def get_provider(settings: Settings) -> Provider:
-    """The provider ``settings.models.provider`` names, built with the settings it depends on."""
-    # Imported here: each provider imports the stages' helpers, and the stages import this module.
-    if settings.models.provider == "mistral":
-        from services.providers.mistral import MistralProvider  # noqa: PLC0415
-
-        return MistralProvider(settings)
-    from services.providers.local import LocalProvider  # noqa: PLC0415
-
-    return LocalProvider(settings)

@@ -12,13 +12,13 @@ from __future__ import annotations
 from shared.config import Settings
 from shared.contracts.pipeline import PipelineState, RollupResult
 from shared.index import CorpusIndex
-from services.providers.base import SelectRequest, get_provider
+from services.providers.base import Provider, SelectRequest
 from services import refusals
 from services.text.terms import corpus_stats
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
-    state = _select(state, settings)
+def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
+    state = _select(state, settings, provider)
     # No later stage reads the candidates' texts (the kept pages travel in state.selection):
     # drop them so the envelope crossing the remaining Celery hops stays small.
     assert state.rollup is not None
@@ -26,7 +26,7 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
     return state
 
 
-def _select(state: PipelineState, settings: Settings) -> PipelineState:
+def _select(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
     assert state.rollup is not None
     query = state.query
     if not state.rollup.pages:
@@ -35,7 +35,7 @@ def _select(state: PipelineState, settings: Settings) -> PipelineState:
         return state
     index = CorpusIndex.open(settings, query.manual)
     vector = state.retrieval.query_vector if state.retrieval is not None else []
-    selection = get_provider(settings).select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector))
+    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector))
     state.selection = selection
     if not selection.pages:
         state.refusal = refusals.low_coverage(

@@ -6,16 +6,16 @@ from __future__ import annotations
 from shared.config import Settings
 from shared.contracts.pipeline import PipelineState
 from shared.index import CorpusIndex
-from services.providers.base import StitchRequest, get_provider
+from services.providers.base import Provider, StitchRequest
 from services import refusals
 from services.text.sentences import split_sentences
 from services.stages.verification import paragraphs_of
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
+def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
     assert state.selection is not None
     vector = state.retrieval.query_vector if state.retrieval is not None else []
-    draft = get_provider(settings).stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector))
+    draft = provider.stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector))
     state.draft = draft
     if not draft.sentences:
         state.refusal = refusals.low_coverage(

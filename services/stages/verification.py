@@ -25,7 +25,7 @@ from shared.config import Settings
 from shared.contracts.api import Refusal, Sentence, Verdict
 from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
-from services.providers.base import VerifyRequest, get_provider
+from services.providers.base import Provider, VerifyRequest
 from services.text.figures import checkable_facts
 from services.text.sentences import split_sentences
 from services.text.terms import has_negation, terms
@@ -168,11 +168,11 @@ def enforce(given: list[Sentence], checked: list[Sentence]) -> list[Sentence]:
     return [c if _RANK[c.verdict] > _RANK[g.verdict] else g for g, c in zip(given, checked, strict=True)]
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
+def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
     assert state.draft is not None and state.selection is not None
     checked = verify(state.query, state.draft, state.selection, settings)
     request = VerifyRequest(query=state.query, draft=state.draft, selection=state.selection, checked=checked)
-    given = get_provider(settings).verify(request)
+    given = provider.verify(request)
     # A provider that drops or adds claims is not trusted for any of them.
     sentences = enforce(given, checked) if len(given) == len(checked) else checked
     score = faithfulness(sentences)

@@ -10,6 +10,7 @@ import pytest
 
 from services.dispatch import answer
 from services.pipeline import STAGES, candidate_ids, finish, new_state, run_stage
+from services.providers.registry import provider_for
 from services.stages import expansion, retrieval, rollup, stitching, verification
 from services.stages.verification import check_claim
 from shared.config import Settings
@@ -187,7 +188,7 @@ def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Set
             DraftSentence(text="Mileage payments are always exempt.", citations=["EIM99999#c0.p0"]),
         ]
     )
-    state = verification.step(state, slice_settings)
+    state = verification.step(state, slice_settings, provider_for(slice_settings))
     verdicts = [s.verdict for s in state.verification.sentences]
     assert verdicts[0] == "supported" and verdicts[2] == "unsupported"
     assert verdicts[1] in {"contradicted", "unsupported", "partially_supported"}
@@ -203,7 +204,7 @@ def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings)
     a = next(p for c in first.chunks for p in c.paragraphs if p.kind == "p")  # statements, not table rows
     b = next(p for c in second.chunks for p in c.paragraphs if p.kind == "p")
     a.text, b.text = "The approved amount for a car is 45p a mile.", "The approved amount for a car is 40p a mile."
-    state = stitching.step(state, _variant(slice_settings))
+    state = stitching.step(state, _variant(slice_settings), provider_for(_variant(slice_settings)))
     # The stitcher quoted both (they answer the question best) and they disagree.
     assert state.refusal is not None and state.refusal.category == "conflict", state.draft
     assert set(state.refusal.evidence.paragraph_ids) == {a.id, b.id}

@@ -234,7 +234,9 @@ def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(c
         draft = Draft(sentences=[DraftSentence(text=t, citations=[pid]) for t, pid in claims])
         return PipelineState(query=query, selection=selection, draft=draft)
 
-    good = verification.step(state_for((ROW_RENDERED, MILEAGE_TABLE)), Settings())
+    from services.providers.local import LocalProvider  # noqa: PLC0415
+
+    good = verification.step(state_for((ROW_RENDERED, MILEAGE_TABLE)), Settings(), LocalProvider(Settings()))
     assert good.refusal is None and good.verification.faithfulness == 1.0
 
     bad = verification.step(
@@ -244,6 +246,7 @@ def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(c
             ("The first £10,000 of removal expenses is exempt from tax.", "EIM03103#c0.p0"),
         ),
         Settings(),
+        LocalProvider(Settings()),
     )
     assert bad.verification.faithfulness == pytest.approx(1 / 3)
     assert bad.refusal is not None and bad.refusal.category == "low_coverage"

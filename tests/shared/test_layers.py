@@ -53,3 +53,15 @@ def test_shared_loads_no_upper_layer(module):
 
 def test_the_question_pipeline_loads_no_parser_and_no_ingest_worker():
     assert loaded_after_import("services.pipeline", ("lxml", "ingest_worker")) == []
+
+
+def test_reading_a_turn_sits_below_the_pipeline():
+    # The pipeline runs the conversation's after_stage: the turn reading imports neither it nor dispatch.
+    loaded = loaded_after_import("services.conversation", ("services",))
+    assert "services.conversation" in loaded
+    assert not {"services.pipeline", "services.dispatch", "services.conversation_store"} & set(loaded)
+
+
+@pytest.mark.parametrize("stage", ["selection", "stitching", "verification"])
+def test_a_model_stage_is_given_its_provider_not_looking_one_up(stage):
+    assert "services.providers.registry" not in loaded_after_import(f"services.stages.{stage}", ("services",))
