@@ -1,5 +1,5 @@
 """Conversations: a thread of questions where each follow-up is read with the turns before it
-(services/conversation.py). A turn is answered like ``POST /v1/questions`` (scope guard here,
+(services/conversation.py; stored by services/conversation_store.py). A turn is answered like ``POST /v1/questions`` (scope guard here,
 stages in process or on the workers) and stored with the conversation."""
 
 from __future__ import annotations
