@@ -11,6 +11,7 @@ import fcntl
 import logging
 import os
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -80,28 +81,49 @@ def record_run(data_dir: Path, run: IngestRun) -> None:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _newest_first(path: Path) -> Iterator[tuple[int, str]]:
+    """The log's non-empty lines with their line numbers, newest first."""
+    for number, line in reversed(list(enumerate(path.read_text(encoding="utf-8").splitlines(), start=1))):
+        if line.strip():
+            yield number, line
+
+
+def _parsed(path: Path, number: int, line: str) -> IngestRun | None:
+    """A line's record; None (with a warning) for a line that does not parse (a write cut
+    short by a crash): one torn record must not hide the rest of the history."""
+    try:
+        return IngestRun.model_validate_json(line)
+    except ValidationError:
+        log.warning("%s:%d is not an ingest run record; skipped", path, number)
+        return None
+
+
 def read_runs(
     data_dir: Path, limit: int = 50, manual: str | None = None, status: RunStatus | None = None
 ) -> list[IngestRun]:
-    """The latest ``limit`` records, newest first, optionally of one manual / status.
-
-    A line that does not parse (a write cut short by a crash) is skipped with a warning: one
-    torn record must not hide the rest of the history.
-    """
+    """The latest ``limit`` records, newest first, optionally of one manual / status."""
     path = runs_path(data_dir)
     if not path.exists():
         return []
     runs: list[IngestRun] = []
-    for number, line in reversed(list(enumerate(path.read_text(encoding="utf-8").splitlines(), start=1))):
-        if not line.strip():
-            continue
-        try:
-            run = IngestRun.model_validate_json(line)
-        except ValidationError:
-            log.warning("%s:%d is not an ingest run record; skipped", path, number)
-            continue
-        if (manual is None or run.manual == manual) and (status is None or run.status == status):
+    for number, line in _newest_first(path):
+        run = _parsed(path, number, line)
+        if run is not None and (manual is None or run.manual == manual) and (status is None or run.status == status):
             runs.append(run)
             if len(runs) >= limit:
                 break
     return runs
+
+
+def find_run(data_dir: Path, run_id: str) -> IngestRun | None:
+    """One run's record, or None; only lines that contain its id are parsed (a record lists
+    every changed page, so parsing the whole log for one run would be the cost of all)."""
+    path = runs_path(data_dir)
+    if not path.exists():
+        return None
+    for number, line in _newest_first(path):
+        if run_id in line:
+            run = _parsed(path, number, line)
+            if run is not None and run.run_id == run_id:
+                return run
+    return None

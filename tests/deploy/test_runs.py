@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ingest_worker.runs import dates_moved
-from shared.contracts.ingest_runs import IngestRun, read_runs, record_run, runs_path
+from shared.contracts.ingest_runs import IngestRun, find_run, read_runs, record_run, runs_path
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 
@@ -58,6 +58,17 @@ def test_a_torn_line_does_not_hide_the_other_runs(tmp_path: Path) -> None:
         handle.write("\n")
     record_run(tmp_path, make_run(2))
     assert [r.run_id for r in read_runs(tmp_path)] == ["run-2", "run-0"]
+
+
+def test_one_run_is_found_by_its_whole_id(tmp_path: Path) -> None:
+    assert find_run(tmp_path, "run-1") is None  # no log yet
+    for n in (1, 10, 11):  # "run-1" is inside the other two ids' lines
+        record_run(tmp_path, make_run(n))
+    with runs_path(tmp_path).open("a") as handle:
+        handle.write(make_run(1).model_dump_json()[:40] + "\n")  # a torn line naming it
+    assert find_run(tmp_path, "run-1") == make_run(1)
+    assert find_run(tmp_path, "run-11") == make_run(11)
+    assert find_run(tmp_path, "run-2") is None
 
 
 def _write_many(args: tuple[str, int]) -> None:

@@ -7,16 +7,14 @@ request.
 
 from __future__ import annotations
 
-import sys
-from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
 from gateway.deps import SettingsDep
 from gateway.errors import ApiError, documented
-from shared.contracts.ingest_runs import DateMove, IngestRun, RunStatus, RunTrigger, read_runs
+from shared.contracts.ingest_runs import DateMove, IngestRun, RunStatus, find_run, read_runs
 
 router = APIRouter(prefix="/v1/ingest", tags=["ingest"])
 
@@ -24,32 +22,25 @@ PageList = Literal["changed", "removed", "dates_moved"]
 RunId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="at most this many items")]
 Offset = Annotated[int, Query(ge=0, le=1_000_000, description="skip this many items (the previous page's `next_offset`)")]
+T = TypeVar("T")
 
 
-class IngestRunCounts(BaseModel):
+class IngestRunCounts(IngestRun):
     """A run's record with its page lists as counts."""
 
-    run_id: str
-    manual: str
-    source: str
-    trigger: RunTrigger
-    status: RunStatus
-    started_at: datetime
-    finished_at: datetime
-    seconds: float
-    message: str
-    pages: int
-    chunks: int
-    reembedded: int
-    generation: str | None
-    changed_pages: int
-    removed_pages: int
-    dates_moved: int
+    changed_pages: int = 0  # type: ignore[assignment]  (the list's length in place of the list)
+    removed_pages: int = 0  # type: ignore[assignment]
+    dates_moved: int = 0  # type: ignore[assignment]
 
     @classmethod
     def of(cls, run: IngestRun) -> IngestRunCounts:
         lists = {"changed_pages": len(run.changed_pages), "removed_pages": len(run.removed_pages), "dates_moved": len(run.dates_moved)}
         return cls(**run.model_dump(exclude=set(lists)), **lists)
+
+
+def _window(items: list[T], offset: int, limit: int) -> tuple[list[T], int | None]:
+    """One page of ``items`` and the next page's offset (None: this is the last page)."""
+    return items[offset : offset + limit], offset + limit if len(items) > offset + limit else None
 
 
 class IngestRunsView(BaseModel):
@@ -82,9 +73,8 @@ def list_ingest_runs(
     status: Annotated[RunStatus | None, Query(description="only runs that ended so")] = None,
 ) -> IngestRunsView:
     runs = read_runs(settings.data_dir, limit=offset + limit + 1, manual=manual, status=status)
-    page = runs[offset : offset + limit]
-    more = len(runs) > offset + limit
-    return IngestRunsView(runs=[IngestRunCounts.of(r) for r in page], offset=offset, next_offset=offset + limit if more else None)
+    page, next_offset = _window(runs, offset, limit)
+    return IngestRunsView(runs=[IngestRunCounts.of(r) for r in page], offset=offset, next_offset=next_offset)
 
 
 @router.get(
@@ -112,16 +102,15 @@ def get_ingest_run_pages(
 ) -> RunPagesView:
     run = _find(settings, run_id)
     items: list = {"changed": run.changed_pages, "removed": run.removed_pages, "dates_moved": run.dates_moved}[kind]
-    page = items[offset : offset + limit]
-    more = len(items) > offset + limit
+    page, next_offset = _window(items, offset, limit)
     return RunPagesView(
-        run_id=run.run_id, kind=kind, total=len(items), offset=offset, next_offset=offset + limit if more else None,
+        run_id=run.run_id, kind=kind, total=len(items), offset=offset, next_offset=next_offset,
         pages=[] if kind == "dates_moved" else page, dates_moved=page if kind == "dates_moved" else [],
     )  # fmt: skip
 
 
 def _find(settings: SettingsDep, run_id: str) -> IngestRun:
-    for run in read_runs(settings.data_dir, limit=sys.maxsize):
-        if run.run_id == run_id:
-            return run
-    raise ApiError(404, "not_found", f"No ingest run {run_id}.")
+    run = find_run(settings.data_dir, run_id)
+    if run is None:
+        raise ApiError(404, "not_found", f"No ingest run {run_id}.")
+    return run
