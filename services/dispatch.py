@@ -24,8 +24,11 @@ from shared.contracts.events import QuestionEvent, stage_event
 from shared.contracts.pipeline import PipelineState
 
 
-def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore) -> None:
-    store.add(state.query.id, QuestionEvent(kind="result", result=finish(state, settings)))
+def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore) -> QuestionResult:
+    """The finished (or refused) state's result, recorded as the question's terminal event."""
+    result = finish(state, settings)
+    store.add(state.query.id, QuestionEvent(kind="result", result=result))
+    return result
 
 
 class _Ended(Exception):
@@ -109,9 +112,7 @@ def record_refusal(state: PipelineState, settings: Settings, store: QuestionStor
     """A question the scope guard refused: its result at once (no retrieval or model cost),
     recorded so that later reads of its id find it."""
     store.start(state.query.id, time.time() + settings.gateway.wait_timeout_s)
-    result = finish(state, settings)
-    store.add(state.query.id, QuestionEvent(kind="result", result=result))
-    return result
+    return finish_to_store(state, settings, store)
 
 
 def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> str:
