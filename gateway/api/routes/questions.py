@@ -108,7 +108,9 @@ async def ask(
     admission = _admission(request, settings)
     body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
     waiting = body.wait if wait is None else wait
-    state = new_state(body, settings)  # the scope guard: text rules, no I/O
+    # The scope guard: text rules, and the ingested manuals' cached listing (a stat and a
+    # readlink per manual, shared/generation.py): cheaper on the event loop than a thread hop.
+    state = new_state(body, settings)
     if state.refusal is not None:
         if store.blocking:
             result = await to_thread.run_sync(record_refusal, state, settings, store, limiter=request.app.state.refusals)
