@@ -27,12 +27,6 @@ DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_D
 MIN_DEPTH = 50
 
 
-# The question's nearest chunks as retrieval found them: the home manual's evidence reads
-# them instead of searching again (services/stages/retrieval.py, manual_evidence).
-_DENSE_HITS: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
-_DENSE_HITS_MAX = 256
-
-
 def fuse(ranked_lists: dict[str, list[str]], rrf_k: int, top_k: int, per_page: int | None = None) -> list[ScoredChunk]:
     """Reciprocal rank fusion of named ranked lists of chunk ids (best first); at most
     ``per_page`` chunks of one page in the result when given."""
@@ -102,12 +96,18 @@ def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.
     return [cid for _, cid in sorted(scored, key=lambda x: (-x[0], x[1]))]
 
 
-def retrieve(query: Query, settings: Settings, context: ConversationContext | None = None) -> RetrievalResult:
+# The nearest chunks the vector search found, by the text searched: the home manual's
+# evidence reads them instead of searching again (manual_evidence).
+Nearest = dict[str, list[tuple[str, float]]]
+
+
+def retrieve(query: Query, settings: Settings, context: ConversationContext | None = None) -> tuple[RetrievalResult, Nearest]:
     index = CorpusIndex.open(settings, query.manual)
     cfg = settings.retrieval
     depth = max(cfg.top_k * DEPTH_FACTOR, MIN_DEPTH)
     lists: dict[str, list[str]] = {}
     vector: list[float] = []
+    nearest: Nearest = {}
     if cfg.use_bm25:
         text = bm25_text(query.question, corpus_stats(index).synonyms(query.question))
         lists["bm25"] = [cid for cid, _ in index.bm25_search(text, depth)]
@@ -115,25 +115,23 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
         array = question_vector(index, query.question, [])
         vector = [float(x) for x in array]
         dense = index.search_vector(array, depth)
-        _DENSE_HITS[(index.manual, str(index.generation), query.question)] = dense[:EVIDENCE_DEPTH]
-        while len(_DENSE_HITS) > _DENSE_HITS_MAX:
-            _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
+        nearest[query.question] = dense[:EVIDENCE_DEPTH]
         lists["vector"] = [cid for cid, _ in dense]
     if context is not None and context.carried_sections:
         lists["context"] = carried_chunks(index, context, np.asarray(vector, dtype=np.float32) if vector else None)
     if context is not None and context.excluded_sections:
         lists = {name: [c for c in ids if section_of(c) not in context.excluded_sections] for name, ids in lists.items()}
-    return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector)
+    return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector), nearest
 
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
-    state.retrieval = retrieve(state.query, settings, state.context)
+    state.retrieval, nearest = retrieve(state.query, settings, state.context)
     scoped = state.query
     if state.context is not None and state.context.kind == "follow_up":
         # A follow-up is routed on its own words (its topic was routed in its own turn); an
         # elliptical one names no subject of its own and stays with its subject's manual.
         scoped = state.query.model_copy(update={"question": state.context.asked})
-    parts = evidence_by_part(scoped, state.retrieval, settings) if has_own_subject(scoped.question) or scoped is state.query else []
+    parts = evidence_by_part(scoped, state.retrieval, settings, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
     state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
     return state
@@ -145,10 +143,10 @@ EVIDENCE_DEPTH = 20  # hits per manual looked at for a question's evidence
 EVIDENCE_PAGES = 3  # best pages named per manual
 
 
-def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None) -> ManualEvidence:
+def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None, found: list[tuple[str, float]] | None = None) -> ManualEvidence:
     asked = set(query_terms(text))
     bm25 = [cid for cid, _ in index.bm25_search(" ".join(w for w in words(text) if w not in STOPWORDS), EVIDENCE_DEPTH)] if asked else []
-    dense_hits = _DENSE_HITS.get((index.manual, str(index.generation), text)) or (
+    dense_hits = found or (
         index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
     )
     top = [s for _, s in dense_hits[:3]]
@@ -196,7 +194,9 @@ def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
     return found
 
 
-def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Settings) -> list[tuple[str, dict[str, ManualEvidence]]]:
+def evidence_by_part(
+    query: Query, retrieved: RetrievalResult, settings: Settings, nearest: Nearest | None = None
+) -> list[tuple[str, dict[str, ManualEvidence]]]:
     """Each manual's evidence for each asking part of the question ([] with no other manual)."""
     home = CorpusIndex.open(settings, query.manual)
     others = other_manuals(settings, home)
@@ -210,7 +210,7 @@ def evidence_by_part(query: Query, retrieved: RetrievalResult, settings: Setting
             vector = np.asarray(retrieved.query_vector, dtype=np.float32)
         else:
             vector = question_vector(home, part, [])
-        evidence = {home.manual: manual_evidence(home, part, vector)}
+        evidence = {home.manual: manual_evidence(home, part, vector, (nearest or {}).get(part))}
         # a part the home manual answers well stays home whatever the others say: skip them
         if not all(has_vectors(i) for i in others) or evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
             evidence.update({index.manual: manual_evidence(index, part, vector) for index in others})

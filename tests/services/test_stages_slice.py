@@ -41,7 +41,7 @@ def state_after(question: str, settings: Settings, upto: str) -> PipelineState:
 
 
 def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> None:
-    result = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings)
+    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings)
     assert 0 < len(result.hits) <= slice_settings.retrieval.top_k
     assert len(result.query_vector) == 384
     scores = [h.score for h in result.hits]
@@ -57,7 +57,7 @@ def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> 
 @pytest.mark.parametrize("flag, source", [("use_bm25", "vector"), ("use_vectors", "bm25")])
 def test_retrieval_single_list_variants(slice_settings: Settings, flag: str, source: str) -> None:
     settings = _variant(slice_settings, retrieval={flag: False})
-    result = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=settings.manual), settings)
+    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=settings.manual), settings)
     assert result.hits and {h.source for h in result.hits} == {source}
     assert (result.query_vector == []) == (source == "bm25")
 
