@@ -41,7 +41,7 @@ from shared.contracts.refusals import (
 )
 from services.scope import asks, clauses
 from services.text.figures import checkable_facts, period_start, years_named
-from services.text.sentences import split_sentences
+from services.text.sentences import statements
 from services.text.terms import CorpusStats, query_terms, terms
 
 # ---- low_coverage ---------------------------------------------------------------------
@@ -190,14 +190,6 @@ def _year_label(year: int, tax_year: bool) -> str:
     return f"{year}-{(year + 1) % 100:02d}" if tax_year else str(year)
 
 
-def _dated_statements(paragraph: Paragraph) -> list[str]:
-    """A paragraph's sentences; a table's rows, each with the header row that names its years."""
-    if paragraph.kind != "table":
-        return split_sentences(paragraph.text)
-    header, *rows = paragraph.text.splitlines() or [""]
-    return [f"{row} ({header})" for row in rows] if years_named(header) else rows
-
-
 def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozenset[str] = frozenset()) -> tuple[int | None, list[LatestFigure]]:
     """The statements of the answering pages that tie an amount to a year, in passages on
     the question's subject (a term of the question in the passage or its headings), for the
@@ -213,7 +205,7 @@ def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozens
         for paragraph in chunk.paragraphs:
             if paragraph.kind == "heading":
                 continue
-            for statement in _dated_statements(paragraph):
+            for statement in statements(paragraph, dated=True):
                 named = years_named(statement) or (introduced if paragraph.kind in {"table", "li"} else [])
                 if named and amounts(statement):
                     year, tax_year = max(named)

@@ -27,11 +27,11 @@ from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
 from services.providers.base import Provider, VerifyRequest
 from services.text.figures import checkable_facts
-from services.text.sentences import split_sentences
+from services.text.sentences import statements
 from services.text.terms import has_negation, terms
 
 __all__ = [
-    "check_claim", "key_terms", "statements", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",
+    "check_claim", "key_terms", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",
 ]
 
 QUOTED = "quoted"  # the reason given to a verbatim quote
@@ -75,15 +75,6 @@ def fact_kind(fact: str) -> str:
 
 def _short(facts: Iterable[str]) -> str:
     return ", ".join(sorted(facts))
-
-
-def statements(paragraph: Paragraph) -> list[str]:
-    """What a paragraph states, one unit each: its sentences, or for a table each row read with
-    the header row (a rendered row names its columns: "Car or van, 2011-12 onwards: ...")."""
-    rows = [" ".join(line.split()) for line in paragraph.text.splitlines() if line.strip()]
-    if paragraph.kind == "table" and len(rows) > 1:
-        return [f"{rows[0]} {row}" for row in rows[1:]]
-    return split_sentences(paragraph.text)
 
 
 def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()) -> tuple[Verdict, str]:

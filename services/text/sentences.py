@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+from services.text.figures import years_named
+from shared.contracts.corpus import Paragraph
+
 # Sentence boundaries: end punctuation, then space, then something that starts a sentence.
 # Abbreviations common in the manual ('s.', 'para.', 'e.g.', 'No.') are not boundaries.
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|para|paras|s|ss|no|nos|art|reg|sch|v|vs|cf|ch|pt|para|mr|mrs|dr|st)\.$", re.I)
@@ -39,3 +42,17 @@ _QUESTION_BREAK = re.compile(r"(?<=[.?!])\s+")
 def question_sentences(question: str) -> list[str]:
     """A question's sentences, split after '.', '?' or '!' and the spaces that follow."""
     return _QUESTION_BREAK.split(question)
+
+
+def statements(paragraph: Paragraph, dated: bool = False) -> list[str]:
+    """What a paragraph states, one unit each: its sentences, or for a table each row read with
+    the header row. For checking a claim the header leads (a rendered row names its columns:
+    "Car or van, 2011-12 onwards: ..."); read for its date (``dated``, the stale check), a row
+    keeps its own words first and the header follows in brackets, only when it names years."""
+    if paragraph.kind == "table":
+        header, *rows = [" ".join(line.split()) for line in paragraph.text.splitlines() if line.strip()] or [""]
+        if dated:
+            return [f"{row} ({header})" for row in rows] if years_named(header) else rows
+        if rows:
+            return [f"{header} {row}" for row in rows]
+    return split_sentences(paragraph.text)

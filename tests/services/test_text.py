@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 from services.text.figures import period_start, years_named
-from services.text.sentences import question_sentences, split_sentences
+from services.text.sentences import question_sentences, split_sentences, statements
+from shared.contracts.corpus import Paragraph
 
 
 def test_a_tax_year_starts_on_6_april_and_a_calendar_year_on_1_january() -> None:
@@ -17,3 +18,14 @@ def test_a_question_splits_after_end_punctuation_whatever_follows() -> None:
     assert question_sentences(question) == ["I cycle to work, e.g.", "daily.", "is the allowance taxed?", "What about 2024?"]
     # The paragraph splitter keeps abbreviations and needs a capital after the break.
     assert split_sentences(question) == ["I cycle to work, e.g. daily. is the allowance taxed?", "What about 2024?"]
+
+
+def test_a_table_states_one_row_at_a_time_read_with_its_header() -> None:
+    dated_header = Paragraph(id="p", kind="table", text="Vehicle | 2011-12 onwards\nCar or van | 45p\n\nCycle | 20p")
+    assert statements(dated_header) == ["Vehicle | 2011-12 onwards Car or van | 45p", "Vehicle | 2011-12 onwards Cycle | 20p"]
+    assert statements(dated_header, dated=True) == ["Car or van | 45p (Vehicle | 2011-12 onwards)", "Cycle | 20p (Vehicle | 2011-12 onwards)"]
+    plain_header = Paragraph(id="p", kind="table", text="Vehicle | Rate\nCar or van | 45p")
+    assert statements(plain_header, dated=True) == ["Car or van | 45p"]  # no years to carry
+    sentences = Paragraph(id="p", text="The rate is 45p. It applies from 2011.")
+    assert statements(sentences) == statements(sentences, dated=True) == ["The rate is 45p.", "It applies from 2011."]
+
