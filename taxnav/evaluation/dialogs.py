@@ -1,9 +1,9 @@
 """`taxnav eval --dialogs FILE`: multi-turn conversations scored turn by turn.
 
 Each turn is asked in its conversation, the way ``POST /v1/conversations/{id}/questions``
-asks it (services/conversation.py reads it with the earlier turns; embedded dispatch with an
-in-process question store), and scored with the strict definitions of taxnav/evaluation/
-scoring.py. First turns and follow-ups are reported apart; every follow-up is also asked
+asks it (a conversation store of the eval's own, services/conversation_store.py; embedded
+dispatch with an in-process question store), and scored with the strict definitions of
+taxnav/evaluation/scoring.py. First turns and follow-ups are reported apart; every follow-up is also asked
 WITHOUT its conversation, the baseline that shows what the conversation adds.
 """
 
@@ -12,16 +12,17 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from services.results import MemoryStore, wait_result
+from services.results import MemoryStore
 from services.text.figures import checkable_facts
 from shared.config import Settings
-from shared.contracts.conversation import ConversationQuestion, FollowUpInfo, PendingTurn, TurnResult
+from shared.contracts.conversation import ConversationQuestion, FollowUpInfo
 from taxnav.evaluation.harness import api_answer
 from taxnav.evaluation.scoring import EvalQuestion, FactsFn, QuestionOutcome, QuestionsFileError, read_jsonl, score_result
 
@@ -52,28 +53,23 @@ class TurnOutcome(BaseModel):
     alone: QuestionOutcome | None = None  # a follow-up asked without its conversation (the baseline)
 
 
-def ask_dialog(dialog: Dialog, settings: Settings, facts: FactsFn, store: Any, baseline: bool = True) -> list[TurnOutcome]:
-    from services.conversation_store import as_turn, follow_up_info, new_turn_state  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
-    from services.dispatch import submit  # noqa: PLC0415  (heavy, likewise)
-
-    earlier: list[TurnResult] = []
+def ask_dialog(dialog: Dialog, settings: Settings, facts: FactsFn, store: Any, conversations: Any, baseline: bool = True) -> list[TurnOutcome]:
+    """The dialog's turns asked in one conversation of ``conversations`` (a ConversationStore)
+    as the API asks them, each scored; with ``baseline``, each follow-up also asked alone."""
+    conversation_id = conversations.create().id
     outcomes = []
     for number, question in enumerate(dialog.turns, start=1):
         request = ConversationQuestion(question=question.question, manual=settings.manual)
         started = time.perf_counter()
-        state = new_turn_state(request, earlier, settings)
-        result = wait_result(store, submit(state, settings, store))
+        turn = conversations.finish(conversation_id, conversations.start(conversation_id, request, settings, store), store)
         latency_ms = (time.perf_counter() - started) * 1000
-        pending = PendingTurn(turn=number, question_id=state.query.id, question=question.question, follow_up=follow_up_info(state))
-        turn = as_turn(result, dialog.id, pending)
-        earlier.append(turn)
         alone = None
         if baseline and number > 1:
             started = time.perf_counter()
             alone_result = api_answer(question.question, settings, store)
             alone = score_result(question, alone_result, (time.perf_counter() - started) * 1000, facts)
         outcomes.append(
-            TurnOutcome(dialog=dialog.id, turn=number, follow_up=turn.follow_up, outcome=score_result(question, result, latency_ms, facts), alone=alone)
+            TurnOutcome(dialog=dialog.id, turn=number, follow_up=turn.follow_up, outcome=score_result(question, turn, latency_ms, facts), alone=alone)
         )
     return outcomes
 
@@ -118,10 +114,16 @@ def summarise(turns: list[TurnOutcome]) -> dict[str, Any]:
 
 def run_dialogs(dialogs: list[Dialog], settings: Settings, baseline: bool = True) -> dict[str, Any]:
 
-    settings = settings.model_copy(update={"mode": "embedded"})
+    from services.conversation_store import FileStore  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+
     store = MemoryStore()
-    api_answer(dialogs[0].turns[0].question, settings, store)  # warm: the first timed turn is not an outlier
-    turns = [t for dialog in dialogs for t in ask_dialog(dialog, settings, checkable_facts, store, baseline)]
+    with tempfile.TemporaryDirectory(prefix="taxnav-eval-conversations-") as folder:
+        # the conversations are the eval's own: never written into the data directory
+        settings = settings.model_copy(deep=True, update={"mode": "embedded"})
+        settings.conversations.dir = Path(folder)
+        api_answer(dialogs[0].turns[0].question, settings, store)  # warm: the first timed turn is not an outlier
+        conversations = FileStore(settings)
+        turns = [t for dialog in dialogs for t in ask_dialog(dialog, settings, checkable_facts, store, conversations, baseline)]
     return {"summary": summarise(turns), "turns": [t.model_dump(mode="json") for t in turns]}
 
 

@@ -67,6 +67,7 @@ def test_turns_are_scored_strictly_with_follow_ups_apart_and_a_baseline(slice_se
     assert summary["latency_ms"]["first_p50"] > 0 and summary["latency_ms"]["follow_up_p50"] > 0
     markdown = render_markdown(report, "dialogs.jsonl")
     assert "| T1.4 | follow_up | answer |" in markdown and "follow-ups strictly correct" in markdown
+    assert not (tmp_path / "conversations").exists()  # the eval's conversations stay out of the data dir
 
 
 def test_summary_of_no_follow_ups_reports_none_rather_than_dividing_by_zero():
