@@ -331,10 +331,3 @@ def run_crawl(
             await opened.aclose()
 
     return asyncio.run(go())
-
-
-def list_manuals(source: str, settings: IngestSettings) -> list[str]:
-    """Manuals a source holds: every folder with a _manual.json, or the configured ones for a URL."""
-    if is_url(source):
-        return list(settings.manuals)
-    return DirSource(source).manuals()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest_worker.crawler import CrawlError, list_manuals, run_crawl
+from ingest_worker.crawler import CrawlError, DirSource, run_crawl
 from shared.config import IngestSettings
 from taxnav.replay_server import Fault, ReplayServer
 from tests.conftest import EIM
@@ -124,8 +124,8 @@ def test_directory_source_records_malformed_and_missing_files(tmp_path: Path, co
     assert list(result.pages) == ["EIM31240"]
     assert result.malformed == ["EIM00001", "EIM00003"]
     assert result.removed == ["EIM00002"]
-    assert list_manuals(str(tmp_path), QUICK) == [EIM]
+    assert DirSource(tmp_path).manuals() == [EIM]
 
 
 def test_list_manuals_finds_all_three_in_the_corpus(corpus_dir: Path) -> None:
-    assert list_manuals(str(corpus_dir), QUICK) == ["business-income-manual", "employment-income-manual", "self-assessment-manual"]
+    assert DirSource(corpus_dir).manuals() == ["business-income-manual", "employment-income-manual", "self-assessment-manual"]
