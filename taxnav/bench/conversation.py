@@ -18,7 +18,7 @@ from services.results import MemoryStore
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion
 from taxnav.bench import write_report
-from taxnav.bench.query import summary
+from taxnav.bench.common import summary
 from taxnav.evaluation.dialogs import load_dialogs
 
 TARGET_EXTRA_MS = 20.0

@@ -13,36 +13,22 @@ reports/bench-load.json) and prints it.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import threading
 import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 
 from services.workers import WorkerPool, purge
 from shared.config import Settings
 from taxnav.bench import write_report
-from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
+from taxnav.bench.common import load_questions, machine, percentiles, rss_mb, warm_gateway
 
 LEVELS = (1, 4, 16, 64, 128)
 REFUSAL = "What's the VAT registration threshold for my small business?"  # out_of_scope at the scope guard
 TARGETS = {"p95_at_128_over_p95_at_16": 2.0, "refusal_ms_while_full": 100, "5xx_other_than_overloaded": 0}
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of one process, from /proc."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return 0.0
 
 
 def run_level(base_url: str, questions: list[str], clients: int, seconds: float, timeout_s: float) -> dict:
@@ -106,16 +92,14 @@ def run_level(base_url: str, questions: list[str], clients: int, seconds: float,
         "clients": clients,
         "seconds": round(elapsed, 2),
         "answered_per_s": round(len(admitted) / elapsed, 2),
-        "latency_ms": {q: round(percentile(admitted, p), 1) for q, p in (("p50", 50), ("p95", 95), ("p99", 99))},
+        "latency_ms": percentiles(admitted, 50, 95, 99),
         "replies": dict(sorted(outcomes.items())),
-        "refusal_ms": {"p50": round(percentile(refusals, 50), 1), "max": round(max(refusals, default=0.0), 1), "n": len(refusals)},
-        "shed_ms": {"p50": round(percentile(shed, 50), 1), "p95": round(percentile(shed, 95), 1), "n": len(shed)},
+        "refusal_ms": {**percentiles(refusals, 50), "max": round(max(refusals, default=0.0), 1), "n": len(refusals)},
+        "shed_ms": {**percentiles(shed, 50, 95), "n": len(shed)},
     }
 
 
 def run_mode(mode: str, settings: Settings, questions: list[str], levels: tuple[int, ...], seconds: float) -> dict:
-    from gateway.demo import free_port, start_server, stop_server, wait_ready  # noqa: PLC0415
-
     data_dir = str(settings.data_dir)
     env = {"TAXNAV_MODE": mode, "TAXNAV_DATA_DIR": data_dir}
     workers: WorkerPool | None = None
@@ -127,25 +111,18 @@ def run_mode(mode: str, settings: Settings, questions: list[str], levels: tuple[
         distributed.celery.key_prefix = prefix
         workers = WorkerPool(env)
         workers.start_all()
-    port = free_port()
-    server = start_server(data_dir, port, env)
-    base_url = f"http://127.0.0.1:{port}"
     rows = []
     try:
-        wait_ready(base_url, server, timeout_s=WARMUP_TIMEOUT_S)
-        with httpx.Client(base_url=base_url, timeout=WARMUP_TIMEOUT_S) as http:  # every worker loads its index once
-            for question in questions[:3]:
-                http.post("/v1/questions", json={"question": question})
-        timeout_s = settings.gateway.wait_timeout_s + 30
-        for clients in levels:
-            row = run_level(base_url, questions, clients, seconds, timeout_s)
-            row["gateway_rss_mb"] = rss_mb(server.pid)
-            if workers is not None:
-                row["workers_rss_mb"] = round(sum(rss_mb(p.pid) for p in workers.processes.values()), 1)
-            rows.append(row)
-            print_row(mode, row)
+        with warm_gateway(data_dir, env, questions) as (base_url, server):
+            timeout_s = settings.gateway.wait_timeout_s + 30
+            for clients in levels:
+                row = run_level(base_url, questions, clients, seconds, timeout_s)
+                row["gateway_rss_mb"] = rss_mb(server.pid)
+                if workers is not None:
+                    row["workers_rss_mb"] = round(sum(rss_mb(p.pid) for p in workers.processes.values()), 1)
+                rows.append(row)
+                print_row(mode, row)
     finally:
-        stop_server(server)
         if workers is not None:
             workers.stop()
             purge(distributed)
@@ -178,7 +155,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     questions = load_questions(args.questions)
     levels = tuple(int(n) for n in args.clients.split(","))
     report: dict = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
+        "machine": machine(),
         "seconds_per_level": args.seconds,
         "questions": len(questions),
         "targets": TARGETS,

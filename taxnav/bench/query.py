@@ -9,16 +9,10 @@ its tasks. Prints the figures and writes them as JSON.
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
-import platform
-import statistics
 import time
 import uuid
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 
@@ -28,24 +22,9 @@ from services.workers import WorkerPool, purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 from taxnav.bench import write_report
+from taxnav.bench.common import WARMUP_QUESTIONS, WARMUP_TIMEOUT_S, load_questions, machine, summary, warm_gateway
 
-WARMUP_TIMEOUT_S = 300.0  # first questions load the index and the embedder in every worker
 TARGETS = {"embedded_p50_ms": 150, "embedded_p95_ms": 400, "distributed_overhead_p50_ms": 30, "distributed_qps": 15}
-
-
-def load_questions(path: str) -> list[str]:
-    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-    return [row["question"] for row in rows]
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)] if ordered else 0.0
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"p50": round(percentile(values, 50), 2), "p95": round(percentile(values, 95), 2), "mean": round(statistics.fmean(values), 2) if values else 0.0, "n": len(values)}
 
 
 def measure_latency(questions: list[str], settings: Settings, store_factory, rounds: int) -> dict:  # noqa: ANN001
@@ -78,7 +57,7 @@ def measure_latency(questions: list[str], settings: Settings, store_factory, rou
 
 def warm_up(questions: list[str], settings: Settings, store_factory) -> None:  # noqa: ANN001
     patient = settings.model_copy(update={"gateway": settings.gateway.model_copy(update={"wait_timeout_s": WARMUP_TIMEOUT_S})})
-    for question in questions[:3]:
+    for question in questions[:WARMUP_QUESTIONS]:
         answer(QuestionRequest(question=question), patient, store_factory())
 
 
@@ -110,19 +89,8 @@ def measure_throughput(base_url: str, questions: list[str], clients: int, reques
 
 
 def gateway_throughput(env: dict[str, str], data_dir: str, questions: list[str], clients: int, requests: int) -> dict:
-    from gateway.demo import free_port, start_server, stop_server, wait_ready  # noqa: PLC0415
-
-    port = free_port()
-    server = start_server(data_dir, port, env)
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        wait_ready(base_url, server)
-        with httpx.Client(base_url=base_url, timeout=WARMUP_TIMEOUT_S) as http:  # warm the gateway's own index and guard
-            for question in questions[:3]:
-                http.post("/v1/questions", json={"question": question})
+    with warm_gateway(data_dir, env, questions) as (base_url, _):
         return measure_throughput(base_url, questions, clients, requests)
-    finally:
-        stop_server(server)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -131,7 +99,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     requests = args.requests or max(200, len(questions) * 4)
     data_dir = str(settings.data_dir)
     report: dict = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
+        "machine": machine(),
         "questions": len(questions),
         "rounds": rounds,
         "targets": TARGETS,

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import tempfile
 import time
@@ -28,8 +26,7 @@ from shared.config import Settings
 from shared.embeddings import base_embedder
 from shared.generation import serving_path
 from taxnav.bench import write_report
-from taxnav.bench.load import rss_mb
-from taxnav.bench.query import WARMUP_TIMEOUT_S, load_questions, percentile
+from taxnav.bench.common import WARMUP_TIMEOUT_S, load_questions, machine, percentiles, rss_mb, warm_gateway
 
 TARGETS = {"p50_at_10x_over_p50_at_1x": 2.0, "rss_growth_over_index_growth": 1.0}
 
@@ -75,8 +72,6 @@ def directory_bytes(path: Path) -> int:
 
 
 def measure_size(copies: int, args: argparse.Namespace, settings: Settings, work: Path, questions: list[str]) -> dict:
-    from gateway.demo import free_port, start_server, stop_server, wait_ready  # noqa: PLC0415
-
     corpus = scaled_corpus(Path(args.source), args.manual, copies, work / f"corpus-{copies}x")
     data_dir = work / f"data-{copies}x"
     sized = settings.model_copy(deep=True)
@@ -90,24 +85,15 @@ def measure_size(copies: int, args: argparse.Namespace, settings: Settings, work
     index_bytes = directory_bytes(serving_path(sized, args.manual))
 
     env = {"TAXNAV_MODE": "embedded", "TAXNAV_DATA_DIR": str(data_dir), "TAXNAV_INGEST__EMBEDDING_CACHE_DIR": str(work / "embeddings")}
-    port = free_port()
-    server = start_server(str(data_dir), port, env)
     latencies: list[float] = []
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        wait_ready(base_url, server, timeout_s=WARMUP_TIMEOUT_S)
-        with httpx.Client(base_url=base_url, timeout=WARMUP_TIMEOUT_S) as http:
-            for question in questions[:3]:
-                http.post("/v1/questions", json={"question": question})
-            for _ in range(args.rounds):
-                for question in questions:
-                    t = time.perf_counter()
-                    response = http.post("/v1/questions", json={"question": question})
-                    response.raise_for_status()
-                    latencies.append((time.perf_counter() - t) * 1000)
+    with warm_gateway(str(data_dir), env, questions) as (base_url, server), httpx.Client(base_url=base_url, timeout=WARMUP_TIMEOUT_S) as http:
+        for _ in range(args.rounds):
+            for question in questions:
+                t = time.perf_counter()
+                response = http.post("/v1/questions", json={"question": question})
+                response.raise_for_status()
+                latencies.append((time.perf_counter() - t) * 1000)
         rss = rss_mb(server.pid)
-    finally:
-        stop_server(server)
     row = {
         "copies": copies,
         "pages": summary.pages,
@@ -116,7 +102,7 @@ def measure_size(copies: int, args: argparse.Namespace, settings: Settings, work
         "model_embedded": summary.model_embedded,
         "index_mb": round(index_bytes / 2**20, 1),
         "gateway_rss_mb": rss,
-        "query_ms": {"p50": round(percentile(latencies, 50), 1), "p95": round(percentile(latencies, 95), 1), "n": len(latencies)},
+        "query_ms": {**percentiles(latencies, 50, 95), "n": len(latencies)},
     }
     print(
         f"{copies:>3}x  pages {row['pages']:>6}  chunks {row['chunks']:>6}  ingest {row['ingest_s']:7.1f} s  index {row['index_mb']:7.1f} MB"
@@ -135,7 +121,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if cache.is_dir():  # a copy: the source data directory stays untouched
         shutil.copytree(cache, work / "embeddings")
     report: dict = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
+        "machine": machine(),
         "questions": len(questions),
         "rounds": args.rounds,
         "targets": TARGETS,

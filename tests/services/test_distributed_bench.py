@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from shared.config import Settings
 from services.results import MemoryStore
-from taxnav.bench.query import gateway_throughput, measure_latency, percentile, summary
+from taxnav.bench.common import percentile, summary
+from taxnav.bench.query import gateway_throughput, measure_latency
 
 QUESTIONS = [
     "how much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?",
