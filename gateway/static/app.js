@@ -864,11 +864,7 @@
   }
 
   function newConversation() {
-    if (current) {
-      current.cancelled = true;
-      if (current.source) current.source.close();
-      current = null;
-    }
+    cancelCurrent(null);
     showConversation(null);
     $('thread').replaceChildren();
     panel.close();
@@ -881,6 +877,15 @@
   // ---- the page's flow ----------------------------------------------------------------------
 
   let current = null; // the run in flight: {turn, source, cancelled}
+
+  // Stop the run in flight: its stream closed, its late replies ignored; with a reason, its turn says why.
+  function cancelCurrent(reason) {
+    if (!current) return;
+    current.cancelled = true;
+    if (current.source) current.source.close();
+    if (reason) current.turn.stop(reason);
+    current = null;
+  }
 
   function fieldError(textarea, errorNode, message) {
     if (message) {
@@ -896,11 +901,7 @@
   }
 
   async function ask(question, { fresh, condition = null }) {
-    if (current) {
-      current.cancelled = true;
-      if (current.source) current.source.close();
-      current.turn.stop('Stopped: you asked another question.');
-    }
+    cancelCurrent('Stopped: you asked another question.');
     const thread = $('thread');
     if (fresh) {
       thread.replaceChildren();
