@@ -246,8 +246,10 @@ def clauses(question: str) -> list[str]:
 MIN_PART_TERMS = 3
 
 
-def question_parts(question: str) -> list[str]:
-    """The question's asking parts ("I'm leaving my job to go self-employed; is my
+def routing_parts(question: str) -> list[str]:
+    """The parts of a question routed each to a manual, with its statements as context (the
+    local provider's ``sub_questions`` splits for pages, without context). The asking parts
+    ("I'm leaving my job to go self-employed; is my
     redundancy pay taxable and how do I register?" -> "is my redundancy pay taxable", the
     statement + "how do I register?"): a part says enough on its own, or takes the
     statements as context. One part (the whole question) when it asks one thing."""

@@ -203,7 +203,7 @@ def evidence_by_part(
     if not others:
         return []
     out = []
-    for part in scope.question_parts(query.question):
+    for part in scope.routing_parts(query.question):
         if not settings.retrieval.use_vectors:
             vector = None
         elif part == query.question and retrieved.query_vector:

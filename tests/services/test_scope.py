@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, question_parts, route
+from services.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, routing_parts, route
 from shared.contracts.refusals import ManualEvidence, PageRef
 
 
@@ -84,14 +84,14 @@ def test_a_subject_another_ingested_manual_covers_goes_on_to_the_evidence() -> N
 
 def test_question_parts_split_a_life_event_into_its_questions_with_the_context() -> None:
     question = "I'm leaving my job to go self-employed; is my redundancy pay taxable and how do I register?"
-    assert question_parts(question) == [
+    assert routing_parts(question) == [
         "is my redundancy pay taxable",  # says enough on its own
         "I'm leaving my job to go self-employed how do I register?",  # needs the statement
     ]
     # one question, or a statement then one question: the whole text is the one part
-    assert question_parts("How much can my boss pay per mile?") == ["How much can my boss pay per mile?"]
+    assert routing_parts("How much can my boss pay per mile?") == ["How much can my boss pay per mile?"]
     one = "I drove 12,000 miles this year - can I claim relief, and roughly how much?"
-    assert question_parts(one) == [one]
+    assert routing_parts(one) == [one]
 
 
 EIM, BIM, SAM = "employment-income-manual", "business-income-manual", "self-assessment-manual"
@@ -144,7 +144,7 @@ def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> No
 def test_the_keyword_fallback_reads_the_whole_question_not_only_its_asking_parts() -> None:
     # the employment tie ("my employer") is in a statement; an asking part names VAT
     question = "My employer gives me a fuel card for my company car. Is VAT included in the fuel benefit, and how is the fuel benefit charge calculated?"
-    parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in question_parts(question)]
+    parts = [(p, {EIM: _evidence(EIM, 0.7), BIM: _evidence(BIM, 0.5)}) for p in routing_parts(question)]
     assert len(parts) == 2
     assert route(question, parts, EIM) == ([], None)
 

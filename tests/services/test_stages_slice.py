@@ -120,7 +120,7 @@ def test_recall_greedy_keeps_the_rate_table_and_strict_keeps_fewer(slice_setting
 
 def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     from services.providers.local import selection  # noqa: PLC0415
-    from services.providers.local.question import question_parts  # noqa: PLC0415
+    from services.providers.local.question import sub_questions  # noqa: PLC0415
 
     index = CorpusIndex.open(slice_settings)
     question = "Can my employer repay my business motoring costs in my own car tax-free, and is a works van taxable?"
@@ -134,7 +134,7 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     )
     query = Query(id="q", question=question, manual=slice_settings.manual)
     rollup_result = RollupResult(pages=list(bundles.values()))
-    assert question_parts(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
+    assert sub_questions(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
     kept = [p.section_id for p in selection.select(query, rollup_result, slice_settings, []).pages]
     assert "EIM22790" in kept and "EIM01500" not in kept  # the van part's page; not a page below PART_RATIO
     # asked as one thing, the same scores keep the mileage pages only

@@ -47,9 +47,10 @@ _INTERROGATIVE = r"(?:is|are|can|could|do|does|did|how|what|when|which|who|will|
 _PART_SPLIT = re.compile(rf",?\s+(?:and|or)\s+(?={_INTERROGATIVE}\b)|,\s+(?={_INTERROGATIVE}\b)", re.I)
 
 
-def question_parts(question: str) -> list[str]:
-    """The separate things a question asks: its question sentences, split where a clause
-    starting with an interrogative is joined on ("..., and is there a deadline?")."""
+def sub_questions(question: str) -> list[str]:
+    """The separate things a question asks, each to be answered by a page: its question
+    sentences, split where a clause starting with an interrogative is joined on ("..., and
+    is there a deadline?"). Routing splits otherwise (services/scope.py ``routing_parts``)."""
     asks = [s for s in question_sentences(question.strip()) if s.rstrip().endswith("?")]
     return [p for a in asks for p in _PART_SPLIT.split(a) if p.strip()]
 
@@ -68,7 +69,7 @@ def question_kind(question: str) -> QuestionKind:
     """What the (first part of the) question asks for: a date or period ("when", "how long",
     "deadline"), a figure ("how much", "what rate", "limit"), yes or no with the rule ("is it
     taxable", "can I"), a definition ("what counts as"), or something else."""
-    parts = question_parts(question)
+    parts = sub_questions(question)
     first = parts[0] if parts else question
     if _ASKS_DATE.search(first):
         return "date"

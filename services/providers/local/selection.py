@@ -15,7 +15,7 @@ from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
 from services.providers.base import question_vector
-from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_parts, question_weights
+from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
 from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import employment_tie
@@ -107,7 +107,7 @@ def part_pages(query: Query, candidates: list[PageScore], settings: Settings) ->
     """A question in parts ("how is it worked out, and what rate applies for 2014-15?") needs
     a page for each: of the candidates, the one that best covers each part's own words."""
     tuning = settings.selection.local
-    parts = question_parts(query.question)
+    parts = sub_questions(query.question)
     if len(parts) < 2 or not candidates:
         return []
     index = CorpusIndex.open(settings, query.manual)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.providers.local.question import ASKS_EXAMPLE, question_kind, question_parts, question_weights
+from services.providers.local.question import ASKS_EXAMPLE, question_kind, sub_questions, question_weights
 from services.text.lexicon import LAY_TO_MANUAL, expand, expansions
 from services.text.terms import CorpusStats, defined_acronyms
 from shared.config import LocalSelectionSettings
@@ -56,12 +56,12 @@ def test_sentences_are_weighed_by_the_manuals_own_name_for_what_the_question_nam
 
 
 def test_a_question_is_split_into_the_things_it_asks() -> None:
-    assert question_parts("I moved house. How much is tax-free, and is there a deadline?") == ["How much is tax-free", "is there a deadline?"]
-    assert question_parts("How is it worked out, what rate applies for 2014-15?") == ["How is it worked out", "what rate applies for 2014-15?"]
-    assert question_parts("Is it taxable? Can I claim relief?") == ["Is it taxable?", "Can I claim relief?"]
+    assert sub_questions("I moved house. How much is tax-free, and is there a deadline?") == ["How much is tax-free", "is there a deadline?"]
+    assert sub_questions("How is it worked out, what rate applies for 2014-15?") == ["How is it worked out", "what rate applies for 2014-15?"]
+    assert sub_questions("Is it taxable? Can I claim relief?") == ["Is it taxable?", "Can I claim relief?"]
     # "and" joining two nouns, or a statement, is not a second question
-    assert question_parts("Are heating and lighting taxable?") == ["Are heating and lighting taxable?"]
-    assert question_parts("My employer pays for it.") == []
+    assert sub_questions("Are heating and lighting taxable?") == ["Are heating and lighting taxable?"]
+    assert sub_questions("My employer pays for it.") == []
 
 
 @pytest.mark.parametrize(
