@@ -4,7 +4,7 @@ functions on its thread pool, a thread hop per dependency per request."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import Depends, Request
 
@@ -13,9 +13,7 @@ from gateway.metrics import GatewayMetrics
 from services.results import QuestionStore
 from shared.config import Settings
 from shared.generation import InvalidManualName, canonical_manual, ingested_manuals
-
-if TYPE_CHECKING:
-    from shared.index import CorpusIndex
+from shared.index import CorpusIndex  # every route module loads the pipeline, and the index with it
 
 
 async def get_app_settings(request: Request) -> Settings:
@@ -59,8 +57,6 @@ def valid_manual(settings: Settings, manual: str | None) -> str:
 
 def open_index(settings: Settings, manual: str | None = None) -> CorpusIndex:
     """The serving generation of a manual's index, or a typed 503 when there is none yet."""
-    from shared.index import CorpusIndex  # noqa: PLC0415  (heavy: loads the stores)
-
     name = valid_manual(settings, manual)
     try:
         return CorpusIndex.open(settings, name)
@@ -73,4 +69,4 @@ def get_index(settings: SettingsDep) -> CorpusIndex:
     return open_index(settings)
 
 
-IndexDep = Annotated["CorpusIndex", Depends(get_index)]
+IndexDep = Annotated[CorpusIndex, Depends(get_index)]

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from services.conversation_store import FileStore, ask  # this module is loaded only when its benchmark runs
 from services.results import MemoryStore
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion
@@ -25,8 +26,6 @@ TARGET_EXTRA_MS = 20.0
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from services.conversation_store import FileStore, ask  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
-
     dialogs = load_dialogs(Path(args.dialogs))
     with tempfile.TemporaryDirectory(prefix="taxnav-bench-conversations-") as folder:
         settings = settings.model_copy(deep=True)
