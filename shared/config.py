@@ -100,6 +100,7 @@ class LocalSelectionSettings(BaseModel):
     vector_weight: float = Field(0.5, description="weight of the best chunk's cosine against the page's term coverage")
     authority_weight: float = Field(0.15, description="weight of the links other candidates make to a page")
     title_weight: float = Field(0.2, description="weight of the title's coverage of the question (titles name the rule a page states)")
+    title_meaning_weight: float = Field(0.0, description="weight of the page title's cosine with the question (shared/meaning.py; 0 turns it off)")
     example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
     lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
     subject_bonus: float = Field(0.15, description="the page's title names the question's subject")

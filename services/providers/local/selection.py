@@ -14,6 +14,7 @@ from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
+from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_parts, question_weights
 from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
@@ -27,6 +28,7 @@ class PageScore:
     bundle: PageBundle
     coverage: float  # idf-weighted share of the question's terms on the page
     similarity: float  # best chunk cosine with the question
+    title_meaning: float  # the page title's cosine with the question
     has_figures: bool
     relevance: float
 
@@ -73,12 +75,14 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
+    titles = [page_title(index, bundle.section_id) for bundle in rollup.pages]
+    meanings = title_meanings(titles, settings, vector)
     out = []
-    for bundle in rollup.pages:
+    for bundle, title, meaning in zip(rollup.pages, titles, meanings, strict=True):
         cov = coverage(weights, _page_terms(bundle))
         sim = max((chunk_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
-        title = page_title(index, bundle.section_id)
         rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
+        rel += tuning.title_meaning_weight * meaning
         if names_title_subject(q_terms, title):
             rel += tuning.subject_bonus
         if EXAMPLE_TITLE.search(title):
@@ -86,7 +90,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
+        out.append(PageScore(bundle, cov, sim, meaning, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
     # link to gains (one step of link analysis over the candidate set).
@@ -101,6 +105,15 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         for sid, value in authority.items():
             by_id[sid].relevance += tuning.authority_weight * value / top
     return out
+
+
+def title_meanings(titles: list[str], settings: Settings, vector: np.ndarray | None) -> list[float]:
+    """Each page title's closeness in meaning to the question. A chunk's vector mixes its title
+    with a long body, so the page that merely mentions the subject can match as well as the page
+    about it; the title alone names what the page rules on. Zeros when off or without vectors."""
+    if vector is None or settings.selection.local.title_meaning_weight <= 0:
+        return [0.0] * len(titles)
+    return [float(x) for x in closeness(settings, titles, vector)]
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
