@@ -82,7 +82,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         cov = coverage(weights, _page_terms(bundle))
         sim = max((chunk_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
         rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
-        rel += tuning.title_meaning_weight * meaning
+        rel += tuning.title_meaning_weight * max(0.0, meaning - tuning.title_meaning_floor)
         if names_title_subject(q_terms, title):
             rel += tuning.subject_bonus
         if EXAMPLE_TITLE.search(title):
@@ -109,8 +109,11 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
 
 def title_meanings(titles: list[str], settings: Settings, vector: np.ndarray | None) -> list[float]:
     """Each page title's closeness in meaning to the question. A chunk's vector mixes its title
-    with a long body, so the page that merely mentions the subject can match as well as the page
-    about it; the title alone names what the page rules on. Zeros when off or without vectors."""
+    with a long body, so a page that merely mentions the subject can match as well as the page
+    about it; a question that restates a title (the manual's own name for its subject) means
+    that page. Only a close match counts (title_meaning_floor): below it a title's likeness
+    is loose (an old rule's page shares the words of the current one) and ranked real
+    questions' pages no better. Zeros when off or without vectors."""
     if vector is None or settings.selection.local.title_meaning_weight <= 0:
         return [0.0] * len(titles)
     return [float(x) for x in closeness(settings, titles, vector)]

@@ -82,10 +82,20 @@ def test_the_title_meaning_adds_its_weighted_cosine_to_each_page(slice_settings)
     # without the link share (spread over the candidates) and the example factor, the signal adds exactly
     off = _tuned(slice_settings, title_meaning_weight=0.0, authority_weight=0.0, example_page_factor=1.0)
     base = {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, off, vector)}
-    on = score_pages(state.query, state.rollup, _tuned(slice_settings, title_meaning_weight=0.5, authority_weight=0.0, example_page_factor=1.0), vector)
+    on = score_pages(state.query, state.rollup, _tuned(off, title_meaning_weight=0.5, title_meaning_floor=0.3), vector)
     assert {s.bundle.section_id for s in on} == set(base)
     for s in on:
         assert 0.0 <= s.title_meaning <= 1.0
-        assert s.relevance == pytest.approx(base[s.bundle.section_id] + 0.5 * s.title_meaning)
+        assert s.relevance == pytest.approx(base[s.bundle.section_id] + 0.5 * max(0.0, s.title_meaning - 0.3))
     meaning = {s.bundle.section_id: s.title_meaning for s in on}
     assert meaning["EIM21690"] > meaning["EIM01500"] + 0.1  # annual parties, long service awards
+
+
+def test_a_question_that_restates_a_page_title_ranks_that_page_first(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "What are the rules on Exemptions: small loans?")
+
+    def first(settings: Settings) -> str:
+        return max(score_pages(state.query, state.rollup, settings, state.retrieval.query_vector), key=lambda s: s.relevance).bundle.section_id
+
+    assert first(slice_settings) == "EIM26140"
+    assert first(_tuned(slice_settings, title_meaning_weight=0.0)) != "EIM26140"  # the words alone rank another page first
