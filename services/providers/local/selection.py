@@ -1,7 +1,8 @@
 """Selection: each rolled-up page scored by how much of the question it covers (idf-weighted
 terms over its text and title, a bonus when the title names the question's subject), how
-close its best chunk is to the question's embedding, and how much the other candidates link
-to it; recall-greedy keeps every page near the best one."""
+close its best chunk is to the question's embedding, whether the question restates its title
+(the title's own embedding, shared/meaning.py), and how much the other candidates link to it;
+recall-greedy keeps every page near the best one."""
 
 from __future__ import annotations
 
