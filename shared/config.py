@@ -102,6 +102,7 @@ class LocalSelectionSettings(BaseModel):
     title_weight: float = Field(0.2, description="weight of the title's coverage of the question (titles name the rule a page states)")
     title_meaning_weight: float = Field(1.0, description="weight of the page title's cosine with the question above title_meaning_floor (shared/meaning.py; 0 turns it off)")
     title_meaning_floor: float = Field(0.7, description="the title's cosine above which the question restates what the page is about")
+    title_meaning_pages: int = Field(8, description="the best pages whose titles are embedded for it (a model call per title not seen before)")
     example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
     lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
     subject_bonus: float = Field(0.15, description="the page's title names the question's subject")

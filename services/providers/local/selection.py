@@ -29,7 +29,7 @@ class PageScore:
     bundle: PageBundle
     coverage: float  # idf-weighted share of the question's terms on the page
     similarity: float  # best chunk cosine with the question
-    title_meaning: float  # the page title's cosine with the question
+    title_meaning: float | None  # the page title's cosine with the question (None: not a leading page, or off)
     has_figures: bool
     relevance: float
 
@@ -76,14 +76,12 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
-    titles = [page_title(index, bundle.section_id) for bundle in rollup.pages]
-    meanings = title_meanings(titles, settings, vector)
     out = []
-    for bundle, title, meaning in zip(rollup.pages, titles, meanings, strict=True):
+    for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
         sim = max((chunk_similarity(index, c.id, vector) for c in bundle.chunks), default=0.0) if vector is not None else cov
+        title = page_title(index, bundle.section_id)
         rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
-        rel += tuning.title_meaning_weight * max(0.0, meaning - tuning.title_meaning_floor)
         if names_title_subject(q_terms, title):
             rel += tuning.subject_bonus
         if EXAMPLE_TITLE.search(title):
@@ -91,7 +89,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        out.append(PageScore(bundle, cov, sim, meaning, _figures(bundle.chunks), rel))
+        out.append(PageScore(bundle, cov, sim, None, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
     # link to gains (one step of link analysis over the candidate set).
@@ -105,19 +103,26 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     if top > 0:
         for sid, value in authority.items():
             by_id[sid].relevance += tuning.authority_weight * value / top
+    add_title_meaning(out, index, settings, vector)
     return out
 
 
-def title_meanings(titles: list[str], settings: Settings, vector: np.ndarray | None) -> list[float]:
-    """Each page title's closeness in meaning to the question. A chunk's vector mixes its title
-    with a long body, so a page that merely mentions the subject can match as well as the page
-    about it; a question that restates a title (the manual's own name for its subject) means
-    that page. Only a close match counts (title_meaning_floor): below it a title's likeness
-    is loose (an old rule's page shares the words of the current one) and ranked real
-    questions' pages no better. Zeros when off or without vectors."""
-    if vector is None or settings.selection.local.title_meaning_weight <= 0:
-        return [0.0] * len(titles)
-    return [float(x) for x in closeness(settings, titles, vector)]
+def add_title_meaning(scored: list[PageScore], index: CorpusIndex, settings: Settings, vector: np.ndarray | None) -> None:
+    """Each leading page's title's closeness in meaning to the question, and the relevance it
+    adds. A chunk's vector mixes its title with a long body, so a page that merely mentions the
+    subject can match as well as the page about it; a question that restates a title (the
+    manual's own name for its subject) means that page. Only a close match counts
+    (title_meaning_floor): below it a title's likeness is loose (an old rule's page shares the
+    words of the current one) and ranks real questions' pages no better. Only the
+    title_meaning_pages best pages are embedded: the signal reorders the leaders, and each
+    title costs a model call the first time it is seen. Nothing when off or without vectors."""
+    tuning = settings.selection.local
+    if vector is None or tuning.title_meaning_weight <= 0 or tuning.title_meaning_pages <= 0:
+        return
+    leaders = sorted(scored, key=lambda s: -s.relevance)[: tuning.title_meaning_pages]
+    for s, close in zip(leaders, closeness(settings, [page_title(index, s.bundle.section_id) for s in leaders], vector), strict=True):
+        s.title_meaning = float(close)
+        s.relevance += tuning.title_meaning_weight * max(0.0, float(close) - tuning.title_meaning_floor)
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:

@@ -73,7 +73,7 @@ def test_the_title_meaning_signal_is_off_at_weight_zero_and_asks_no_model(slice_
     off = _tuned(slice_settings, title_meaning_weight=0.0)
     monkeypatch.setattr(selection, "closeness", refuse)
     scored = score_pages(state.query, state.rollup, off, state.retrieval.query_vector)
-    assert scored and all(s.title_meaning == 0.0 for s in scored)
+    assert scored and all(s.title_meaning is None for s in scored)
 
 
 def test_the_title_meaning_adds_its_weighted_cosine_to_each_page(slice_settings) -> None:  # noqa: ANN001
@@ -82,13 +82,22 @@ def test_the_title_meaning_adds_its_weighted_cosine_to_each_page(slice_settings)
     # without the link share (spread over the candidates) and the example factor, the signal adds exactly
     off = _tuned(slice_settings, title_meaning_weight=0.0, authority_weight=0.0, example_page_factor=1.0)
     base = {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, off, vector)}
-    on = score_pages(state.query, state.rollup, _tuned(off, title_meaning_weight=0.5, title_meaning_floor=0.3), vector)
+    on = score_pages(state.query, state.rollup, _tuned(off, title_meaning_weight=0.5, title_meaning_floor=0.3, title_meaning_pages=100), vector)
     assert {s.bundle.section_id for s in on} == set(base)
     for s in on:
-        assert 0.0 <= s.title_meaning <= 1.0
+        assert s.title_meaning is not None and 0.0 <= s.title_meaning <= 1.0
         assert s.relevance == pytest.approx(base[s.bundle.section_id] + 0.5 * max(0.0, s.title_meaning - 0.3))
-    meaning = {s.bundle.section_id: s.title_meaning for s in on}
+    meaning = {s.bundle.section_id: s.title_meaning or 0.0 for s in on}
     assert meaning["EIM21690"] > meaning["EIM01500"] + 0.1  # annual parties, long service awards
+
+
+def test_only_the_leading_pages_titles_are_embedded(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "Is a staff Christmas party taxable?")
+    vector = state.retrieval.query_vector
+    base = sorted(score_pages(state.query, state.rollup, _tuned(slice_settings, title_meaning_weight=0.0), vector), key=lambda s: -s.relevance)
+    on = score_pages(state.query, state.rollup, _tuned(slice_settings, title_meaning_pages=2), vector)
+    assert len(on) > 2
+    assert {s.bundle.section_id for s in on if s.title_meaning is not None} == {s.bundle.section_id for s in base[:2]}
 
 
 def test_a_question_that_restates_a_page_title_ranks_that_page_first(slice_settings) -> None:  # noqa: ANN001
