@@ -29,9 +29,9 @@ class PageScore:
     bundle: PageBundle
     coverage: float  # idf-weighted share of the question's terms on the page
     similarity: float  # best chunk cosine with the question
-    title_meaning: float | None  # the page title's cosine with the question (None: not a leading page, or off)
     has_figures: bool
     relevance: float
+    title_meaning: float | None = None  # the title's cosine with the question (None: not a leading page, or off)
 
 
 def chunk_similarity(index: CorpusIndex, chunk_id: str, vector: np.ndarray) -> float:
@@ -89,7 +89,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        out.append(PageScore(bundle, cov, sim, None, _figures(bundle.chunks), rel))
+        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
     # link to gains (one step of link analysis over the candidate set).
