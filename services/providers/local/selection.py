@@ -1,7 +1,8 @@
 """Selection: each rolled-up page scored by how much of the question it covers (idf-weighted
 terms over its text and title, a bonus when the title names the question's subject), how
-close its best chunk is to the question's embedding, and how much the other candidates link
-to it; recall-greedy keeps every page near the best one."""
+close its best chunk is to the question's embedding, whether the question restates its title
+(the title's own embedding, shared/meaning.py), and how much the other candidates link to it;
+recall-greedy keeps every page near the best one."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
+from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
 from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
@@ -29,6 +31,7 @@ class PageScore:
     similarity: float  # best chunk cosine with the question
     has_figures: bool
     relevance: float
+    title_meaning: float | None = None  # the title's cosine with the question (None: not a leading page, or off)
 
 
 def chunk_similarity(index: CorpusIndex, chunk_id: str, vector: np.ndarray) -> float:
@@ -100,7 +103,26 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     if top > 0:
         for sid, value in authority.items():
             by_id[sid].relevance += tuning.authority_weight * value / top
+    add_title_meaning(out, index, settings, vector)
     return out
+
+
+def add_title_meaning(scored: list[PageScore], index: CorpusIndex, settings: Settings, vector: np.ndarray | None) -> None:
+    """Each leading page's title's closeness in meaning to the question, and the relevance it
+    adds. A chunk's vector mixes its title with a long body, so a page that merely mentions the
+    subject can match as well as the page about it; a question that restates a title (the
+    manual's own name for its subject) means that page. Only a close match counts
+    (title_meaning_floor): below it a title's likeness is loose (an old rule's page shares the
+    words of the current one) and ranks real questions' pages no better. Only the
+    title_meaning_pages best pages are embedded: the signal reorders the leaders, and each
+    title costs a model call the first time it is seen. Nothing when off or without vectors."""
+    tuning = settings.selection.local
+    if vector is None or tuning.title_meaning_weight <= 0 or tuning.title_meaning_pages <= 0:
+        return
+    leaders = sorted(scored, key=lambda s: -s.relevance)[: tuning.title_meaning_pages]
+    for s, close in zip(leaders, closeness(settings, [page_title(index, s.bundle.section_id) for s in leaders], vector), strict=True):
+        s.title_meaning = float(close)
+        s.relevance += tuning.title_meaning_weight * max(0.0, float(close) - tuning.title_meaning_floor)
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:

@@ -22,8 +22,8 @@ import numpy as np
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import ClaimRole
 from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResult
-from shared.embeddings import base_embedder
 from shared.index import CorpusIndex
+from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_kind, question_weights
 from services.providers.local.selection import chunk_similarity, page_title
@@ -34,10 +34,6 @@ from services.providers.local.units import (
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
-
-
-MEANING_CACHE = 20000  # sentence vectors remembered across questions
-_MEANING: dict[tuple[str, str], np.ndarray] = {}
 
 
 def score_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
@@ -247,16 +243,9 @@ def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, ques
     embedding tells the sentence that answers from the one that only shares its words. Only
     tuning.meaning_candidates are embedded, so the cost stays a few tens of milliseconds."""
     tuning = settings.stitching.local
-    index = CorpusIndex.open(settings, query.manual)
     candidates = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up][:tuning.meaning_candidates]
-    fresh = [u.text for u in candidates if (index.manual, u.text) not in _MEANING]
-    if fresh:
-        for text, vector in zip(fresh, base_embedder(settings).embed(fresh), strict=True):
-            _MEANING[(index.manual, text)] = vector
-        while len(_MEANING) > MEANING_CACHE:
-            _MEANING.pop(next(iter(_MEANING)))
-    for unit in candidates:
-        unit.score += tuning.meaning_weight * max(0.0, float(np.dot(_MEANING[(index.manual, unit.text)], question)))
+    for unit, close in zip(candidates, closeness(settings, [u.text for u in candidates], question), strict=True):
+        unit.score += tuning.meaning_weight * float(close)
     return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
 
 

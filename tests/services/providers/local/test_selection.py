@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.selection import names_title_subject, score_pages, select, similarity_floor
 from services.text.terms import terms
@@ -52,3 +54,57 @@ def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # no
     assert len(kept) > 1 and [p.section_id for p in select(state.query, state.rollup, one, vector).pages] == [kept[0].section_id]
     off_topic = _tuned(slice_settings, min_relevance=10.0)
     assert select(state.query, state.rollup, off_topic, vector).pages == []
+
+
+def _rollup(settings: Settings, question: str):  # noqa: ANN202
+    state = new_state(QuestionRequest(question=question), settings)
+    for stage in STAGES[:3]:
+        state = run_stage(stage, state, settings)
+    return state
+
+
+def test_the_title_meaning_signal_is_off_at_weight_zero_and_asks_no_model(slice_settings, monkeypatch) -> None:  # noqa: ANN001
+    import services.providers.local.selection as selection
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("title meaning computed while turned off")
+
+    state = _rollup(slice_settings, "Is a staff Christmas party taxable?")
+    off = _tuned(slice_settings, title_meaning_weight=0.0)
+    monkeypatch.setattr(selection, "closeness", refuse)
+    scored = score_pages(state.query, state.rollup, off, state.retrieval.query_vector)
+    assert scored and all(s.title_meaning is None for s in scored)
+
+
+def test_the_title_meaning_adds_its_weighted_cosine_to_each_page(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "Is a staff Christmas party taxable?")
+    vector = state.retrieval.query_vector
+    # without the link share (spread over the candidates) and the example factor, the signal adds exactly
+    off = _tuned(slice_settings, title_meaning_weight=0.0, authority_weight=0.0, example_page_factor=1.0)
+    base = {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, off, vector)}
+    on = score_pages(state.query, state.rollup, _tuned(off, title_meaning_weight=0.5, title_meaning_floor=0.3, title_meaning_pages=100), vector)
+    assert {s.bundle.section_id for s in on} == set(base)
+    for s in on:
+        assert s.title_meaning is not None and 0.0 <= s.title_meaning <= 1.0
+        assert s.relevance == pytest.approx(base[s.bundle.section_id] + 0.5 * max(0.0, s.title_meaning - 0.3))
+    meaning = {s.bundle.section_id: s.title_meaning or 0.0 for s in on}
+    assert meaning["EIM21690"] > meaning["EIM01500"] + 0.1  # annual parties, long service awards
+
+
+def test_only_the_leading_pages_titles_are_embedded(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "Is a staff Christmas party taxable?")
+    vector = state.retrieval.query_vector
+    base = sorted(score_pages(state.query, state.rollup, _tuned(slice_settings, title_meaning_weight=0.0), vector), key=lambda s: -s.relevance)
+    on = score_pages(state.query, state.rollup, _tuned(slice_settings, title_meaning_pages=2), vector)
+    assert len(on) > 2
+    assert {s.bundle.section_id for s in on if s.title_meaning is not None} == {s.bundle.section_id for s in base[:2]}
+
+
+def test_a_question_that_restates_a_page_title_ranks_that_page_first(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "What are the rules on Exemptions: small loans?")
+
+    def first(settings: Settings) -> str:
+        return max(score_pages(state.query, state.rollup, settings, state.retrieval.query_vector), key=lambda s: s.relevance).bundle.section_id
+
+    assert first(slice_settings) == "EIM26140"
+    assert first(_tuned(slice_settings, title_meaning_weight=0.0)) != "EIM26140"  # the words alone rank another page first
