@@ -87,11 +87,12 @@ def terms_with_compounds(text: str) -> set[str]:
 
 
 def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.ndarray | None) -> list[str]:
-    """A follow-up's own ranked list: the chunks of the pages earlier turns found, ranked by
-    the follow-up's own terms, then by meaning (the searched question's vector)."""
+    """A follow-up's own ranked list: the chunks of the pages earlier turns found and of the
+    pages those link to, ranked by the follow-up's own terms, then by meaning (the searched
+    question's vector)."""
     own = set(terms(context.asked))
     scored = []
-    for section in context.carried_sections:
+    for section in [*context.carried_sections, *context.linked_sections]:
         for chunk in index.page_chunks(section):
             overlap = len(own & terms_with_compounds(chunk.text))
             try:
@@ -119,7 +120,7 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
         while len(_DENSE_HITS) > _DENSE_HITS_MAX:
             _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
         lists["vector"] = [cid for cid, _ in dense]
-    if context is not None and context.carried_sections:
+    if context is not None and (context.carried_sections or context.linked_sections):
         lists["context"] = carried_chunks(index, context, np.asarray(vector, dtype=np.float32) if vector else None)
     if context is not None and context.excluded_sections:
         lists = {name: [c for c in ids if section_of(c) not in context.excluded_sections] for name, ids in lists.items()}

@@ -164,3 +164,52 @@ def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
     state.draft = Draft(sentences=[current, old])
     after_stage("stitching", state, Settings())
     assert state.draft.sentences[0].text == old.text
+
+
+def test_a_follow_up_also_carries_the_pages_its_subjects_cited_pages_link_to(earlier, slice_settings):
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    _, context = read_turn(ConversationQuestion(question="And for a motorcycle?"), earlier, slice_settings)
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    cited = {c.section_id for c in earlier[0].citations if any(c.paragraph_id in s.citations for s in earlier[0].answer.sentences if s.role == "answer")}
+    one_hop = {x.target_section for s in cited for x in index.xrefs_from(s) if x.target_section in index.pages}
+    assert context.linked_sections and set(context.linked_sections) <= one_hop
+    assert set(one_hop) - set(context.carried_sections) <= set(context.linked_sections)  # every one-hop page not already carried
+    assert not set(context.linked_sections) & set(context.carried_sections)
+
+
+def test_of_two_sentences_naming_the_condition_the_one_closest_in_meaning_to_the_follow_up_leads(slice_settings):
+    from shared.contracts.pipeline import RetrievalResult  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    passengers, vans = index.page_chunks("EIM31405")[0], index.page_chunks("EIM22790")[0]
+    asked = "And what about the limit?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="What may my employer pay me for carrying a colleague?")
+    for near, far in ((passengers, vans), (vans, passengers)):
+        state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
+        state.retrieval = RetrievalResult(hits=[], query_vector=[float(x) for x in index.chunk_vector(near.id)])
+        state.draft = Draft(
+            sentences=[_sentence("The limit for this one is set by statute.", far.paragraphs[0].id), _sentence("The limit for that one is set by statute.", near.paragraphs[0].id)]
+        )
+        after_stage("stitching", state, slice_settings)
+        assert state.draft.sentences[0].citations == [near.paragraphs[0].id]  # both name 'limit': meaning settles it
+
+
+def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_it_only_in_passing(slice_settings):
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    page = PageBundle(section_id="EIM31405", score=1.0, chunks=index.page_chunks("EIM31405"))
+    asked = "And if they are carried simultaneously?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me for passengers?", linked_sections=["EIM31405"])
+    state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
+    state.selection = SelectionResult(pages=[page], dropped=[])
+    state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
+    after_stage("stitching", state, slice_settings)
+    assert "simultaneously" in state.draft.sentences[0].text and state.draft.sentences[0].role == "answer"
+    context.linked_sections = []  # not a page of the subject: nothing joins
+    state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
+    after_stage("stitching", state, slice_settings)
+    assert [s.text for s in state.draft.sentences] == ["Payments are made for passengers."]
