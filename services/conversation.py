@@ -182,7 +182,7 @@ def read_turn(
         return asked, ConversationContext(kind="new_subject", asked=asked, reasons=["no link to the earlier turns"])
     topic = turns[0].follow_up.searched
     claims = [
-        {"text": s.text, "citations": s.citations}
+        {"text": s.text, "citations": s.citations, "turn": t.turn}
         for t in turns
         for s in (t.answer.sentences if t.answer else [])
         if s.role == "answer" and s.verdict in ("supported", "partially_supported")
@@ -358,6 +358,20 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
         )
         lead = [sentences[i].model_copy(update={"role": "answer"}) for i in leading]
         rest = [s for i, s in enumerate(sentences) if i not in leading]
+        if not lead and context.claims:
+            # nothing on the pages names what the follow-up changes ('and if we had done it
+            # in 2012-13?'): it asks the previous turn's question again, whose verified
+            # answer is the best evidence, so that answer leads again with its citations
+            latest = max(c.turn for c in context.claims)
+            # only claims on pages selected again: a claim is verified against this turn's pages
+            pages = {p.section_id for p in (state.selection.pages if state.selection else [])}
+            lead = [
+                DraftSentence(text=c.text, citations=c.citations)
+                for c in context.claims
+                if c.turn == latest and all(section_of(pid) in pages for pid in c.citations)
+            ]
+            again = {(s.text, tuple(s.citations)) for s in lead}
+            rest = [s for s in rest if (s.text, tuple(s.citations)) not in again]
         answer = [s for s in rest if s.role == "answer"]
         fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
         repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]

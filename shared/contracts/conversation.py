@@ -26,6 +26,7 @@ class CarriedClaim(BaseModel):
 
     text: str
     citations: list[str]
+    turn: int = 0  # the turn that verified it
 
 
 class ConversationContext(BaseModel):

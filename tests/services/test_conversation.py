@@ -213,3 +213,22 @@ def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_i
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
     after_stage("stitching", state, slice_settings)
     assert [s.text for s in state.draft.sentences] == ["Payments are made for passengers."]
+
+
+def test_a_follow_up_nothing_on_the_pages_answers_leads_with_the_previous_turns_claims_still_on_its_pages():
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+
+    claims = [
+        {"text": "Meals on cycle-to-work days were exempt.", "citations": ["EIM2#c0.p0"], "turn": 2},
+        {"text": "Canteen meals are exempt.", "citations": ["EIM3#c0.p0"], "turn": 2},  # its page is not selected again
+        {"text": "Loaned cycles are exempt.", "citations": ["EIM1#c0.p0"], "turn": 1},  # an older turn's
+    ]
+    asked = "And if we had done it in 1999?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="Are loaned cycles taxable?", claims=claims)
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state.selection = SelectionResult(pages=[PageBundle(section_id=s, score=1.0, chunks=[]) for s in ("EIM1", "EIM2")], dropped=[])
+    state.draft = Draft(sentences=[_sentence("Loaned cycles are exempt.", "EIM1#c0.p0"), _sentence("Helmets count too.", "EIM1#c0.p1")])
+    after_stage("stitching", state, Settings())
+    texts = [s.text for s in state.draft.sentences]
+    assert texts[0] == "Meals on cycle-to-work days were exempt." and state.draft.sentences[0].role == "answer"
+    assert "Canteen meals are exempt." not in texts and texts.count("Loaned cycles are exempt.") == 1
