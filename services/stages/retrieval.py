@@ -120,7 +120,7 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
         while len(_DENSE_HITS) > _DENSE_HITS_MAX:
             _DENSE_HITS.pop(next(iter(_DENSE_HITS)))
         lists["vector"] = [cid for cid, _ in dense]
-    if context is not None and (context.carried_sections or context.linked_sections):
+    if context is not None and context.carried_sections:
         lists["context"] = carried_chunks(index, context, np.asarray(vector, dtype=np.float32) if vector else None)
     if context is not None and context.excluded_sections:
         lists = {name: [c for c in ids if section_of(c) not in context.excluded_sections] for name, ids in lists.items()}
