@@ -91,8 +91,11 @@ def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.
     pages those link to, ranked by the follow-up's own terms, then by meaning (the searched
     question's vector)."""
     own = set(terms(context.asked))
+    sections = [*context.carried_sections, *context.linked_sections]
+    if vector is not None and vector.size and index.vectors_remote:  # one round trip, not one per chunk
+        index.chunk_vectors(index.pages_in_play(sections))
     scored = []
-    for section in [*context.carried_sections, *context.linked_sections]:
+    for section in sections:
         for chunk in index.page_chunks(section):
             overlap = len(own & terms_with_compounds(chunk.text))
             try:
