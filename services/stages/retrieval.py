@@ -132,12 +132,14 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
     state.retrieval = retrieve(state.query, settings, state.context)
-    scoped = state.query
+    scoped, searched = state.query, state.retrieval
     if state.context is not None and state.context.kind == "follow_up":
         # A follow-up is routed on its own words (its topic was routed in its own turn); an
         # elliptical one names no subject of its own and stays with its subject's manual.
         scoped = state.query.model_copy(update={"question": state.context.asked})
-    parts = evidence_by_part(scoped, state.retrieval, settings) if has_own_subject(scoped.question) or scoped is state.query else []
+        # nor is it routed on the searched question's vector (its topic's meaning)
+        searched = state.retrieval.model_copy(update={"query_vector": []})
+    parts = evidence_by_part(scoped, searched, settings) if has_own_subject(scoped.question) or scoped is state.query else []
     state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
     return state

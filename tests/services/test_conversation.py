@@ -232,3 +232,26 @@ def test_a_follow_up_nothing_on_the_pages_answers_leads_with_the_previous_turns_
     texts = [s.text for s in state.draft.sentences]
     assert texts[0] == "Meals on cycle-to-work days were exempt." and state.draft.sentences[0].role == "answer"
     assert "Canteen meals are exempt." not in texts and texts.count("Loaned cycles are exempt.") == 1
+
+
+def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_dir, settings_for, tmp_path):
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages import retrieval  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    eim, bim = "employment-income-manual", "business-income-manual"
+    pages = {eim: ["EIM68600", "EIM68610", "EIM32366", "EIM32360"], bim: ["BIM51130", "BIM37910", "BIM37900", "BIM51100"]}
+    source = small_corpus(corpus_dir, tmp_path / "corpus", pages)
+    settings = settings_for(tmp_path / "data")
+    for manual in pages:
+        run_ingest(settings, str(source), manual)
+    topic = "I sit as a Recorder and get sent to courts all over England and Wales. Are the travel and subsistence allowances I'm paid taxable?"
+    asked = "And in my own practice as a self-employed barrister, can I deduct what I spend replacing my wig and gown from my fees?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic=topic, carried_sections=["EIM68610"])
+    state = PipelineState(query=Query(id="x", question=f"{asked} {topic}", manual=eim), context=context)
+    state = retrieval.step(state, settings)
+    assert state.refusal is not None and state.refusal.category == "out_of_scope"
+    assert [r.manual for r in state.routes] == [bim]
+    alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings)
+    # the evidence is the follow-up's own words', as if asked alone (not the topic's meaning)
+    assert [(r.manual, round(r.score, 6)) for r in state.routes] == [(r.manual, round(r.score, 6)) for r in alone.routes]
