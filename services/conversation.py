@@ -41,7 +41,7 @@ import numpy as np
 import redis
 
 from services.errors import ConversationNotFound, TurnLimitReached, Unavailable, UnknownCondition
-from services.providers.local.units import chunk_units
+from services.providers.local.units import EXAMPLE_TITLE, chunk_units, is_illustration
 from services.results import QuestionStore, follow, wait_result
 from services.stages.retrieval import SHORT_TERMS, bm25_text, terms_with_compounds
 from services.text.figures import years_named
@@ -268,24 +268,36 @@ def names_row(label: str, new_terms: set[str]) -> bool:
 
 def condition_claims(
     state: PipelineState, sections: list[str], new_terms: set[str], years: list[int], tuning: LocalStitchingSettings
-) -> list[tuple[int, DraftSentence]]:
+) -> list[tuple[int, DraftSentence, list[DraftSentence]]]:
     """The sentences and table rows of the subject's pages (as selected for this turn), in the
-    conversation's order of those pages, with their score for what the follow-up adds: the row
-    for the condition it narrows to ('Cycle | All | 20p' for 'on my bicycle') may not be in the
-    draft at all, or not lead it."""
+    conversation's order of those pages, with their score for what the follow-up adds and the
+    claims that state them whole: the row for the condition it narrows to ('Cycle | All | 20p'
+    for 'on my bicycle') may not be in the draft at all, or not lead it. A row is whole on its
+    own; a sentence comes with its paragraph (at most stitching.local.answer_claims sentences),
+    whose other sentences say what it leans on ('In order to encourage employees to
+    participate ...' after the sentence naming what they take part in), unless it tells a
+    worked example, whose story the answer does not retell."""
     selected = {p.section_id: p for p in (state.selection.pages if state.selection else [])}
     pages = [selected[s] for s in sections if s in selected]
     found = []
     for rank, page in enumerate(pages):
         for chunk in page.chunks:
-            for unit in chunk_units(chunk, rank, tuning):
+            example = any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
+            units = [u for u in chunk_units(chunk, rank, tuning) if not u.heading]
+            claims = [DraftSentence(text=u.text, citations=list(dict.fromkeys(p.id for p, _ in u.parts))) for u in units]
+            paragraphs: dict[str, list[DraftSentence]] = {}
+            for unit, claim in zip(units, claims):
+                if unit.row is None:
+                    paragraphs.setdefault(unit.paragraph.id, []).append(claim)
+            for unit, claim in zip(units, claims):
                 score = answers_follow_up(unit.text, new_terms, years)
                 # a table row whose label names the condition is the row for it: it outranks
                 # a sentence that only mentions it
                 if unit.row is not None and names_row(unit.cells.split("|")[0], new_terms):
                     score += 1
-                if score and not unit.heading:
-                    found.append((score, DraftSentence(text=unit.text, citations=list(dict.fromkeys(p.id for p, _ in unit.parts)))))
+                if score:
+                    whole = paragraphs.get(unit.paragraph.id, []) if unit.row is None and not (example or is_illustration(unit.text)) else []
+                    found.append((score, claim, whole if 1 < len(whole) <= tuning.answer_claims else [claim]))
     return found
 
 
@@ -328,7 +340,7 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
         pool = [*context.carried_sections, *context.linked_sections]
-        carried = {c.text: (score, c) for score, c in condition_claims(state, pool, new_terms, years, settings.stitching.local)}
+        carried = {c.text: (score, c, whole) for score, c, whole in condition_claims(state, pool, new_terms, years, settings.stitching.local)}
         # how a sentence answers the follow-up: its score for what the follow-up adds, then
         # how close its passage is in meaning to the follow-up: of two sentences that each
         # share a word with it, the one about what it asks
@@ -343,12 +355,13 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
         # mostly the subject's words: it may hold a sentence of the same passage that names
         # the condition only in passing)
         drafted = {s.text for s in sentences}
-        extra = [(rank(score, c), c) for text, (score, c) in carried.items() if text not in drafted]
+        extra = [(rank(score, c), whole) for text, (score, c, whole) in carried.items() if text not in drafted]
         if extra and max(r for r, _ in extra)[0] and max(r for r, _ in extra) >= max(ranks, default=(0, 0.0)):
             top = max(r for r, _ in extra)
-            added = [c for r, c in extra if r == top][:1]
+            # the joining claim leads with the rest of its paragraph, in the manual's order
+            added = [c for c in next(whole for r, whole in extra if r == top) if c.text not in drafted]
             sentences = [*added, *sentences]
-            ranks = [top, *ranks]
+            ranks = [*([top] * len(added)), *ranks]
         best = max(ranks, default=(0, 0.0))
         # a list intro (ending ':') leads only with its list behind it, so never on its own
         # every sentence with the best score leads, the closest in meaning first

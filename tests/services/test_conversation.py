@@ -208,7 +208,11 @@ def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_i
     state.selection = SelectionResult(pages=[page], dropped=[])
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
     after_stage("stitching", state, slice_settings)
-    assert "simultaneously" in state.draft.sentences[0].text and state.draft.sentences[0].role == "answer"
+    lead = [s for s in state.draft.sentences if s.role == "answer"][:2]
+    # the sentence naming the condition joins with the sentence before it in its paragraph
+    # ('... therefore counted more than once ...' leans on it), in the manual's order
+    assert "simultaneously" in lead[1].text and lead[0].text.startswith("If more than one passenger is carried")
+    assert lead[0].citations == lead[1].citations
     context.linked_sections = []  # not a page of the subject: nothing joins
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
     after_stage("stitching", state, slice_settings)
@@ -255,3 +259,21 @@ def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_di
     alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings)
     # the evidence is the follow-up's own words', as if asked alone (not the topic's meaning)
     assert [(r.manual, round(r.score, 6)) for r in state.routes] == [(r.manual, round(r.score, 6)) for r in alone.routes]
+
+
+def test_a_joining_sentence_brings_its_paragraph_but_a_worked_examples_sentence_comes_alone(slice_settings):
+    from services.conversation import condition_claims  # noqa: PLC0415
+    from services.text.terms import terms  # noqa: PLC0415
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    state = PipelineState(query=Query(id="x", question="q", manual="employment-income-manual"))
+    pages = [PageBundle(section_id=s, score=1.0, chunks=index.page_chunks(s)) for s in ("EIM31405", "EIM31415")]
+    state.selection = SelectionResult(pages=pages, dropped=[])
+    found = condition_claims(state, ["EIM31405", "EIM31415"], set(terms("simultaneously")) | set(terms("illustrates")), [], slice_settings.stitching.local)
+    by_page = {claim.citations[0].split("#")[0]: (claim, whole) for _, claim, whole in found}
+    rule, rule_paragraph = by_page["EIM31405"]
+    assert len(rule_paragraph) == 2 and rule_paragraph[1].text == rule.text  # the sentence before it comes too
+    example, alone = by_page["EIM31415"]
+    assert alone == [example]  # the example page's paragraph is not retold
