@@ -359,7 +359,8 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
         if extra and max(r for r, _ in extra)[0] and max(r for r, _ in extra) >= max(ranks, default=(0, 0.0)):
             top = max(r for r, _ in extra)
             # the joining claim leads with the rest of its paragraph, in the manual's order
-            added = [c for c in next(whole for r, whole in extra if r == top) if c.text not in drafted]
+            # (a sentence the draft already quotes, alone or inside a longer claim, is not repeated)
+            added = [c for c in next(whole for r, whole in extra if r == top) if not any(c.text in d for d in drafted)]
             sentences = [*added, *sentences]
             ranks = [*([top] * len(added)), *ranks]
         best = max(ranks, default=(0, 0.0))

@@ -213,6 +213,11 @@ def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_i
     # ('... therefore counted more than once ...' leans on it), in the manual's order
     assert "simultaneously" in lead[1].text and lead[0].text.startswith("If more than one passenger is carried")
     assert lead[0].citations == lead[1].citations
+    # a paragraph sentence the draft already quotes inside a longer claim is not quoted again
+    first = lead[0].text
+    state.draft = Draft(sentences=[_sentence(f"{first} More follows.", page.chunks[0].paragraphs[0].id)])
+    after_stage("stitching", state, slice_settings)
+    assert not any(s.text == first for s in state.draft.sentences) and "simultaneously" in state.draft.sentences[0].text
     context.linked_sections = []  # not a page of the subject: nothing joins
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
     after_stage("stitching", state, slice_settings)
