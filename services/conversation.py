@@ -7,18 +7,25 @@ subject or opens a new one:
 - so does a short question that leans on what came before (few content terms and a pronoun
   or a definite description), or one whose terms mostly come from the current subject;
 - otherwise a question with a pronoun, a definite description or few terms is settled by
-  retrieval evidence: a follow-up when its own keyword search reaches the pages the subject
-  already found (among its best hits; deeper for a pronoun, which cannot name a subject).
-A follow-up is searched as its own words followed by the question that opened the subject
-(whose tax years give way when the follow-up names its own); retrieval also ranks the
-subject's pages (services/stages/retrieval.py), and its answer leads with what the follow-up
-adds, the earlier turns' claims reused behind (``after_stage``): the carried pages' row or
-sentence for the condition it narrows to (in the manual's word forms: 'bicycle' meets the
-'Cycle' row) or for the year it names joins the answer when the draft lacks it, and the
-answer part keeps its shape (at most stitching.local.answer_claims claims, no list intro left alone). A choice of a conflict
-option is a follow-up of the conflict turn with that option's condition: the other options'
-pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
-drifts to another tax is refused as out of scope; the later-year check reads the searched
+  retrieval evidence: a follow-up when its own keyword search reaches the subject's pages or
+  the pages they link to (among its best hits; deeper for a pronoun, which cannot name a
+  subject).
+The subject's pages are those earlier turns cited and selected (carried) and those one
+cross-reference hop from the cited ones (linked: where the manual sends its reader for the
+detail a narrowing follow-up asks about). A follow-up is searched as its own words followed
+by the question that opened the subject (whose tax years give way when the follow-up names
+its own); retrieval also ranks the subject's pages (services/stages/retrieval.py), and its
+answer leads with what the follow-up adds, the earlier turns' claims reused behind
+(``after_stage``): a row or sentence of the subject's pages for the condition it narrows to
+(in the manual's word forms: 'bicycle' meets the 'Cycle' row) or for the year it names
+joins the answer with the rest of its paragraph when the draft lacks it; of the sentences
+that name it, the closest in meaning to the searched follow-up leads. A follow-up that
+nothing on its pages answers asks the previous turn's question again: that turn's verified
+claims lead. The answer part keeps its shape (at most stitching.local.answer_claims claims,
+no list intro left alone). A choice of a conflict option is a follow-up of the conflict turn
+with that option's condition: the other options' pages are left out. The scope guard and
+the routing read the follow-up's own words (and their meaning), so a follow-up that drifts to
+another tax or manual is refused as out of scope; the later-year check reads the searched
 question.
 
 The conversations themselves live in a ``ConversationStore``: files in the data directory
