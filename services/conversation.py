@@ -7,18 +7,25 @@ subject or opens a new one:
 - so does a short question that leans on what came before (few content terms and a pronoun
   or a definite description), or one whose terms mostly come from the current subject;
 - otherwise a question with a pronoun, a definite description or few terms is settled by
-  retrieval evidence: a follow-up when its own keyword search reaches the pages the subject
-  already found (among its best hits; deeper for a pronoun, which cannot name a subject).
-A follow-up is searched as its own words followed by the question that opened the subject
-(whose tax years give way when the follow-up names its own); retrieval also ranks the
-subject's pages (services/stages/retrieval.py), and its answer leads with what the follow-up
-adds, the earlier turns' claims reused behind (``after_stage``): the carried pages' row or
-sentence for the condition it narrows to (in the manual's word forms: 'bicycle' meets the
-'Cycle' row) or for the year it names joins the answer when the draft lacks it, and the
-answer part keeps its shape (at most stitching.local.answer_claims claims, no list intro left alone). A choice of a conflict
-option is a follow-up of the conflict turn with that option's condition: the other options'
-pages are left out. The scope guard reads the follow-up's own words, so a follow-up that
-drifts to another tax is refused as out of scope; the later-year check reads the searched
+  retrieval evidence: a follow-up when its own keyword search reaches the subject's pages or
+  the pages they link to (among its best hits; deeper for a pronoun, which cannot name a
+  subject).
+The subject's pages are those earlier turns cited and selected (carried) and those one
+cross-reference hop from the cited ones (linked: where the manual sends its reader for the
+detail a narrowing follow-up asks about). A follow-up is searched as its own words followed
+by the question that opened the subject (whose tax years give way when the follow-up names
+its own); retrieval also ranks the subject's pages (services/stages/retrieval.py), and its
+answer leads with what the follow-up adds, the earlier turns' claims reused behind
+(``after_stage``): a row or sentence of the subject's pages for the condition it narrows to
+(in the manual's word forms: 'bicycle' meets the 'Cycle' row) or for the year it names
+joins the answer with the rest of its paragraph when the draft lacks it; of the sentences
+that name it, the closest in meaning to the searched follow-up leads. A follow-up that
+nothing on its pages answers asks the previous turn's question again: that turn's verified
+claims lead. The answer part keeps its shape (at most stitching.local.answer_claims claims,
+no list intro left alone). A choice of a conflict option is a follow-up of the conflict turn
+with that option's condition: the other options' pages are left out. The scope guard and
+the routing read the follow-up's own words (and their meaning), so a follow-up that drifts to
+another tax or manual is refused as out of scope; the later-year check reads the searched
 question.
 
 This module sits below the pipeline (whose stages run ``after_stage``); the conversations
@@ -28,16 +35,19 @@ themselves and asking a turn are services/conversation_store.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+import numpy as np
 
 from services.errors import UnknownCondition
-from services.providers.local.units import chunk_units
+from services.providers.local.units import EXAMPLE_TITLE, chunk_units, is_illustration
 from services.stages.retrieval import SHORT_TERMS, bm25_text, terms_with_compounds
 from services.text.figures import years_named
 from services.text.terms import query_terms, terms, words
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionResult
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, TurnResult
-from shared.contracts.corpus import section_of
+from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.contracts.refusals import ConflictEvidence, ConflictOption
 from shared.index import CorpusIndex
@@ -63,15 +73,30 @@ def _subject_turns(earlier: list[TurnResult]) -> list[TurnResult]:
     return earlier[start:]
 
 
+def _cited(turn: QuestionResult) -> list[str]:
+    """The pages a turn's answer claims cite (what that turn verified)."""
+    return [section_of(c) for s in (turn.answer.sentences if turn.answer else []) if s.role == "answer" for c in s.citations]
+
+
 def carried_sections(turns: list[TurnResult], limit: int) -> list[str]:
     """The subject's pages, latest turn first: cited by answer claims, then selected."""
     found: list[str] = []
     for turn in reversed(turns):
-        cited = [section_of(c) for s in (turn.answer.sentences if turn.answer else []) if s.role == "answer" for c in s.citations]
         selected = next((t.candidate_ids for t in turn.trace if t.stage == "selection"), [])
         options = [o.section_id for o in conflict_options(turn) if o.section_id]
-        found.extend([*cited, *selected[:2], *options])
+        found.extend([*_cited(turn), *selected[:2], *options])
     return list(dict.fromkeys(found))[:limit]
+
+
+def linked_sections(turns: list[TurnResult], carried: list[str], index: CorpusIndex, limit: int) -> list[str]:
+    """Pages one cross-reference hop from the pages the subject's answers cited (latest turn
+    first), besides the carried ones: the manual sends its reader from the rule to its detail
+    ('the approved amount', 'the exceptions'), which a narrowing follow-up asks about but no
+    earlier turn had reason to select."""
+    found: list[str] = []
+    for section in dict.fromkeys(s for turn in reversed(turns) for s in _cited(turn)):
+        found.extend(x.target_section for x in index.xrefs_from(section) if x.target_manual == index.manual and x.target_section in index.pages)
+    return [s for s in dict.fromkeys(found) if s not in carried][:limit]
 
 
 def conflict_options(turn: QuestionResult) -> list[ConflictOption]:
@@ -89,15 +114,15 @@ def _subject_terms(turns: list[TurnResult]) -> set[str]:
     return found
 
 
-def _reaches_subject(question: str, sections: list[str], settings: Settings, manual: str, depth: int) -> bool:
+def _reaches_subject(question: str, sections: list[str], index: CorpusIndex, depth: int) -> bool:
     """Retrieval evidence: the question's own keyword search reaches the subject's pages."""
-    index = CorpusIndex.open(settings, manual)
     hits = index.bm25_search(bm25_text(question), depth)
     return any(section_of(cid) in sections for cid, _ in hits)
 
 
-def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str], settings: Settings, manual: str) -> list[str]:
-    """Why ``question`` continues the subject of ``turns`` (empty: it opens a new subject)."""
+def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str], index: CorpusIndex) -> list[str]:
+    """Why ``question`` continues the subject of ``turns`` (empty: it opens a new subject);
+    ``sections`` are the subject's pages (carried and linked)."""
     own = query_terms(question)
     reasons = []
     if _LEADING_LINK.search(question):
@@ -115,7 +140,7 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
     # Undecided: a pronoun in a longer question, or a short one without any, may refer inside
     # itself; it continues the subject when its own search reaches the subject's pages.
     depth = EVIDENCE_DEPTH["pronoun" if pronoun else "definite"]
-    if not reasons and sections and (pronoun or definite or len(own) <= SHORT_TERMS) and _reaches_subject(question, sections, settings, manual, depth):
+    if not reasons and sections and (pronoun or definite or len(own) <= SHORT_TERMS) and _reaches_subject(question, sections, index, depth):
         reasons.append("its own search reaches the subject's pages")
     return reasons
 
@@ -141,18 +166,20 @@ def read_turn(
         return asked, ConversationContext(kind="first", asked=asked)
     turns = _subject_turns(earlier)
     sections = carried_sections(turns, limit)
-    reasons = follow_up_reasons(asked, turns, sections, settings, manual)
+    index = CorpusIndex.open(settings, manual)
+    linked = linked_sections(turns, sections, index, settings.conversations.linked_pages)
+    reasons = follow_up_reasons(asked, turns, [*sections, *linked], index)
     if not reasons:
         return asked, ConversationContext(kind="new_subject", asked=asked, reasons=["no link to the earlier turns"])
     topic = turns[0].follow_up.searched
     claims = [
-        {"text": s.text, "citations": s.citations}
+        {"text": s.text, "citations": s.citations, "turn": t.turn}
         for t in turns
         for s in (t.answer.sentences if t.answer else [])
         if s.role == "answer" and s.verdict in ("supported", "partially_supported")
     ]
     context = ConversationContext(
-        kind="follow_up", asked=asked, topic=topic, carried_sections=sections, claims=claims, reasons=reasons
+        kind="follow_up", asked=asked, topic=topic, carried_sections=sections, linked_sections=linked, claims=claims, reasons=reasons
     )
     return searched_question(asked, topic), context
 
@@ -232,23 +259,55 @@ def names_row(label: str, new_terms: set[str]) -> bool:
 
 def condition_claims(
     state: PipelineState, sections: list[str], new_terms: set[str], years: list[int], tuning: LocalStitchingSettings
-) -> list[tuple[int, DraftSentence]]:
-    """The sentences and table rows of the carried pages (as selected for this turn) with
-    their score for what the follow-up adds: the row for the condition it narrows to ('Cycle |
-    All | 20p' for 'on my bicycle') may not be in the draft at all, or not lead it."""
-    pages = [p for p in (state.selection.pages if state.selection else []) if p.section_id in sections]
+) -> list[tuple[int, DraftSentence, list[DraftSentence]]]:
+    """The sentences and table rows of the subject's pages (as selected for this turn), in the
+    conversation's order of those pages, with their score for what the follow-up adds and the
+    claims that state them whole: the row for the condition it narrows to ('Cycle | All | 20p'
+    for 'on my bicycle') may not be in the draft at all, or not lead it. A row is whole on its
+    own; a sentence comes with its paragraph (at most stitching.local.answer_claims sentences),
+    whose other sentences say what it leans on ('In order to encourage employees to
+    participate ...' after the sentence naming what they take part in), unless it tells a
+    worked example, whose story the answer does not retell."""
+    selected = {p.section_id: p for p in (state.selection.pages if state.selection else [])}
+    pages = [selected[s] for s in sections if s in selected]
     found = []
     for rank, page in enumerate(pages):
         for chunk in page.chunks:
-            for unit in chunk_units(chunk, rank, tuning):
+            example = any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
+            units = [u for u in chunk_units(chunk, rank, tuning) if not u.heading]
+            claims = [DraftSentence(text=u.text, citations=list(dict.fromkeys(p.id for p, _ in u.parts))) for u in units]
+            paragraphs: dict[str, list[DraftSentence]] = {}
+            for unit, claim in zip(units, claims):
+                if unit.row is None:
+                    paragraphs.setdefault(unit.paragraph.id, []).append(claim)
+            for unit, claim in zip(units, claims):
                 score = answers_follow_up(unit.text, new_terms, years)
                 # a table row whose label names the condition is the row for it: it outranks
                 # a sentence that only mentions it
                 if unit.row is not None and names_row(unit.cells.split("|")[0], new_terms):
                     score += 1
-                if score and not unit.heading:
-                    found.append((score, DraftSentence(text=unit.text, citations=list(dict.fromkeys(p.id for p, _ in unit.parts)))))
+                if score:
+                    whole = paragraphs.get(unit.paragraph.id, []) if unit.row is None and not (example or is_illustration(unit.text)) else []
+                    found.append((score, claim, whole if 1 < len(whole) <= tuning.answer_claims else [claim]))
     return found
+
+
+def meaning_of(state: PipelineState, settings: Settings) -> Callable[[DraftSentence], float]:
+    """How close a sentence's passage (the chunk of its first citation) is in meaning to the
+    follow-up as searched (its own words read with the subject's: alone, 'two of them at
+    once' means nothing); 0 for every sentence without vectors."""
+    if state.retrieval is None or not state.retrieval.query_vector:
+        return lambda sentence: 0.0
+    index = CorpusIndex.open(settings, state.query.manual)
+    vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)
+
+    def closeness(sentence: DraftSentence) -> float:
+        try:
+            return float(index.chunk_vector(chunk_of(sentence.citations[0])) @ vector) if sentence.citations else 0.0
+        except KeyError:  # a chunk without a stored vector
+            return 0.0
+
+    return closeness
 
 
 def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
@@ -271,22 +330,53 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
         new_terms = {t for t in set(query_terms(context.asked)) - set(query_terms(context.topic)) if not t.isdigit()}
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
-        carried = {c.text: (score, c) for score, c in condition_claims(state, context.carried_sections, new_terms, years, settings.stitching.local)}
-        scores = [carried[s.text][0] if s.text in carried else answers_follow_up(s.text, new_terms, years) for s in sentences]
-        # a sentence or row of the carried pages that says more about the narrowed condition
-        # than anything in the draft joins it
+        pool = [*context.carried_sections, *context.linked_sections]
+        carried = {c.text: (score, c, whole) for score, c, whole in condition_claims(state, pool, new_terms, years, settings.stitching.local)}
+        # how a sentence answers the follow-up: its score for what the follow-up adds, then
+        # how close its passage is in meaning to the follow-up: of two sentences that each
+        # share a word with it, the one about what it asks
+        closeness = meaning_of(state, settings)
+
+        def rank(score: int, sentence: DraftSentence) -> tuple[int, float]:
+            return (score, closeness(sentence) if score else 0.0)
+
+        ranks = [rank(carried[s.text][0] if s.text in carried else answers_follow_up(s.text, new_terms, years), s) for s in sentences]
+        # a sentence or row of the subject's pages that answers the follow-up as well as
+        # anything in the draft joins it (the draft was written for the searched question,
+        # mostly the subject's words: it may hold a sentence of the same passage that names
+        # the condition only in passing)
         drafted = {s.text for s in sentences}
-        extra = [(score, c) for text, (score, c) in carried.items() if text not in drafted]
-        if extra and max(score for score, _ in extra) > max(scores, default=0):
-            top = max(score for score, _ in extra)
-            added = [c for score, c in extra if score == top][:1]
+        extra = [(rank(score, c), whole) for text, (score, c, whole) in carried.items() if text not in drafted]
+        if extra and max(r for r, _ in extra)[0] and max(r for r, _ in extra) >= max(ranks, default=(0, 0.0)):
+            top = max(r for r, _ in extra)
+            # the joining claim leads with the rest of its paragraph, in the manual's order
+            # (a sentence the draft already quotes, alone or inside a longer claim, is not repeated)
+            added = [c for c in next(whole for r, whole in extra if r == top) if not any(c.text in d for d in drafted)]
             sentences = [*added, *sentences]
-            scores = [top, *scores]
-        best = max(scores, default=0)
+            ranks = [*([top] * len(added)), *ranks]
+        best = max(ranks, default=(0, 0.0))
         # a list intro (ending ':') leads only with its list behind it, so never on its own
-        leading = [i for i, score in enumerate(scores) if best and score == best and not sentences[i].text.rstrip().endswith(":")]
+        # every sentence with the best score leads, the closest in meaning first
+        leading = sorted(
+            (i for i, r in enumerate(ranks) if best[0] and r[0] == best[0] and not sentences[i].text.rstrip().endswith(":")),
+            key=lambda i: -ranks[i][1],
+        )
         lead = [sentences[i].model_copy(update={"role": "answer"}) for i in leading]
         rest = [s for i, s in enumerate(sentences) if i not in leading]
+        if not lead and context.claims:
+            # nothing on the pages names what the follow-up changes ('and if we had done it
+            # in 2012-13?'): it asks the previous turn's question again, whose verified
+            # answer is the best evidence, so that answer leads again with its citations
+            latest = max(c.turn for c in context.claims)
+            # only claims on pages selected again: a claim is verified against this turn's pages
+            pages = {p.section_id for p in (state.selection.pages if state.selection else [])}
+            lead = [
+                DraftSentence(text=c.text, citations=c.citations)
+                for c in context.claims
+                if c.turn == latest and all(section_of(pid) in pages for pid in c.citations)
+            ]
+            again = {(s.text, tuple(s.citations)) for s in lead}
+            rest = [s for s in rest if (s.text, tuple(s.citations)) not in again]
         answer = [s for s in rest if s.role == "answer"]
         fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
         repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]

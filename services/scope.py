@@ -161,10 +161,18 @@ def employment_tie(question: str) -> bool:
     return bool(_EMPLOYMENT.search(question))
 
 
+# Acting on VAT itself (reclaiming or recovering it as input tax) is VAT's business whoever
+# does it: an employer named in the question does not tie it to employment income.
+_REGIME_ACT = re.compile(
+    r"\b(?:reclaim\w*|recover\w*|claim\w* back|input)\b(?:\W+\w+){0,3}?\W+(?:vat|value added tax)\b", re.I
+)
+
+
 def out_of_scope_reason(question: str) -> tuple[str, list[str]] | None:
-    """The other regimes a question is about (with no employment tie), or None."""
+    """The other regimes a question is about (with no employment tie, or acting on the other
+    tax itself), or None."""
     subjects = [name for name, pattern in _OTHER_REGIMES.items() if pattern.search(question)]
-    if not subjects or employment_tie(question):
+    if not subjects or (employment_tie(question) and not _REGIME_ACT.search(question)):
         return None
     return (
         f"This is about {', '.join(subjects)}, not employment income; the Employment Income Manual does not cover it.",

@@ -187,6 +187,7 @@ class ConversationSettings(BaseModel):
     ttl_s: int = 86_400  # a conversation expires this long after its last turn
     max_turns: int = 20  # turns one conversation may hold; past it, a typed 409
     carried_pages: int = 4  # pages of earlier turns a follow-up searches besides the index
+    linked_pages: int = 16  # pages one link from the cited ones a follow-up searches after them
     dir: Path | None = None  # embedded mode's conversation files; default <data_dir>/conversations
 
 

@@ -81,11 +81,15 @@ def terms_with_compounds(text: str) -> set[str]:
 
 
 def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.ndarray | None) -> list[str]:
-    """A follow-up's own ranked list: the chunks of the pages earlier turns found, ranked by
-    the follow-up's own terms, then by meaning (the searched question's vector)."""
+    """A follow-up's own ranked list: the chunks of the pages earlier turns found and of the
+    pages those link to, ranked by the follow-up's own terms, then by meaning (the searched
+    question's vector)."""
     own = set(terms(context.asked))
+    sections = [*context.carried_sections, *context.linked_sections]
+    if vector is not None and vector.size and index.vectors_remote:  # one round trip, not one per chunk
+        index.chunk_vectors(index.pages_in_play(sections))
     scored = []
-    for section in context.carried_sections:
+    for section in sections:
         for chunk in index.page_chunks(section):
             overlap = len(own & terms_with_compounds(chunk.text))
             try:
@@ -126,12 +130,14 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
 
 def step(state: PipelineState, settings: Settings) -> PipelineState:
     state.retrieval, nearest = retrieve(state.query, settings, state.context)
-    scoped = state.query
+    scoped, searched = state.query, state.retrieval
     if state.context is not None and state.context.kind == "follow_up":
         # A follow-up is routed on its own words (its topic was routed in its own turn); an
         # elliptical one names no subject of its own and stays with its subject's manual.
         scoped = state.query.model_copy(update={"question": state.context.asked})
-    parts = evidence_by_part(scoped, state.retrieval, settings, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
+        # nor is it routed on the searched question's vector (its topic's meaning)
+        searched = state.retrieval.model_copy(update={"query_vector": []})
+    parts = evidence_by_part(scoped, searched, settings, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
     state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
     return state

@@ -26,6 +26,7 @@ class CarriedClaim(BaseModel):
 
     text: str
     citations: list[str]
+    turn: int = 0  # the turn that verified it
 
 
 class ConversationContext(BaseModel):
@@ -35,6 +36,9 @@ class ConversationContext(BaseModel):
     asked: str  # the person's own words (the query's question is what the stages read)
     topic: str = ""  # the question that opened the current subject
     carried_sections: list[str] = Field(default_factory=list)  # earlier pages retrieval also searches
+    # pages one cross-reference hop from the pages earlier answers cited: where the manual's
+    # authors send the reader for the detail a narrowing follow-up asks about
+    linked_sections: list[str] = Field(default_factory=list)
     claims: list[CarriedClaim] = Field(default_factory=list)  # earlier verified claims on those pages
     chosen: ConflictOption | None = None  # a conflict option chosen in this turn
     excluded_sections: list[str] = Field(default_factory=list)  # the options not chosen

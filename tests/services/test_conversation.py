@@ -165,3 +165,121 @@ def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
     state.draft = Draft(sentences=[current, old])
     after_stage("stitching", state, Settings())
     assert state.draft.sentences[0].text == old.text
+
+
+def test_a_follow_up_also_carries_the_pages_its_subjects_cited_pages_link_to(earlier, slice_settings):
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    _, context = read_turn(ConversationQuestion(question="And for a motorcycle?"), earlier, slice_settings)
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    cited = {c.section_id for c in earlier[0].citations if any(c.paragraph_id in s.citations for s in earlier[0].answer.sentences if s.role == "answer")}
+    one_hop = {x.target_section for s in cited for x in index.xrefs_from(s) if x.target_section in index.pages}
+    assert context.linked_sections and set(context.linked_sections) <= one_hop
+    assert set(one_hop) - set(context.carried_sections) <= set(context.linked_sections)  # every one-hop page not already carried
+    assert not set(context.linked_sections) & set(context.carried_sections)
+
+
+def test_of_two_sentences_naming_the_condition_the_one_closest_in_meaning_to_the_follow_up_leads(slice_settings):
+    from shared.contracts.pipeline import RetrievalResult  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    passengers, vans = index.page_chunks("EIM31405")[0], index.page_chunks("EIM22790")[0]
+    asked = "And what about the limit?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="What may my employer pay me for carrying a colleague?")
+    for near, far in ((passengers, vans), (vans, passengers)):
+        state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
+        state.retrieval = RetrievalResult(hits=[], query_vector=[float(x) for x in index.chunk_vector(near.id)])
+        state.draft = Draft(
+            sentences=[_sentence("The limit for this one is set by statute.", far.paragraphs[0].id), _sentence("The limit for that one is set by statute.", near.paragraphs[0].id)]
+        )
+        after_stage("stitching", state, slice_settings)
+        assert state.draft.sentences[0].citations == [near.paragraphs[0].id]  # both name 'limit': meaning settles it
+
+
+def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_it_only_in_passing(slice_settings):
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    page = PageBundle(section_id="EIM31405", score=1.0, chunks=index.page_chunks("EIM31405"))
+    asked = "And if they are carried simultaneously?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me for passengers?", linked_sections=["EIM31405"])
+    state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
+    state.selection = SelectionResult(pages=[page], dropped=[])
+    state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
+    after_stage("stitching", state, slice_settings)
+    lead = [s for s in state.draft.sentences if s.role == "answer"][:2]
+    # the sentence naming the condition joins with the sentence before it in its paragraph
+    # ('... therefore counted more than once ...' leans on it), in the manual's order
+    assert "simultaneously" in lead[1].text and lead[0].text.startswith("If more than one passenger is carried")
+    assert lead[0].citations == lead[1].citations
+    # a paragraph sentence the draft already quotes inside a longer claim is not quoted again
+    first = lead[0].text
+    state.draft = Draft(sentences=[_sentence(f"{first} More follows.", page.chunks[0].paragraphs[0].id)])
+    after_stage("stitching", state, slice_settings)
+    assert not any(s.text == first for s in state.draft.sentences) and "simultaneously" in state.draft.sentences[0].text
+    context.linked_sections = []  # not a page of the subject: nothing joins
+    state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
+    after_stage("stitching", state, slice_settings)
+    assert [s.text for s in state.draft.sentences] == ["Payments are made for passengers."]
+
+
+def test_a_follow_up_nothing_on_the_pages_answers_leads_with_the_previous_turns_claims_still_on_its_pages():
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+
+    claims = [
+        {"text": "Meals on cycle-to-work days were exempt.", "citations": ["EIM2#c0.p0"], "turn": 2},
+        {"text": "Canteen meals are exempt.", "citations": ["EIM3#c0.p0"], "turn": 2},  # its page is not selected again
+        {"text": "Loaned cycles are exempt.", "citations": ["EIM1#c0.p0"], "turn": 1},  # an older turn's
+    ]
+    asked = "And if we had done it in 1999?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic="Are loaned cycles taxable?", claims=claims)
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state.selection = SelectionResult(pages=[PageBundle(section_id=s, score=1.0, chunks=[]) for s in ("EIM1", "EIM2")], dropped=[])
+    state.draft = Draft(sentences=[_sentence("Loaned cycles are exempt.", "EIM1#c0.p0"), _sentence("Helmets count too.", "EIM1#c0.p1")])
+    after_stage("stitching", state, Settings())
+    texts = [s.text for s in state.draft.sentences]
+    assert texts[0] == "Meals on cycle-to-work days were exempt." and state.draft.sentences[0].role == "answer"
+    assert "Canteen meals are exempt." not in texts and texts.count("Loaned cycles are exempt.") == 1
+
+
+def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_dir, settings_for, tmp_path):
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages import retrieval  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    eim, bim = "employment-income-manual", "business-income-manual"
+    pages = {eim: ["EIM68600", "EIM68610", "EIM32366", "EIM32360"], bim: ["BIM51130", "BIM37910", "BIM37900", "BIM51100"]}
+    source = small_corpus(corpus_dir, tmp_path / "corpus", pages)
+    settings = settings_for(tmp_path / "data")
+    for manual in pages:
+        run_ingest(settings, str(source), manual)
+    topic = "I sit as a Recorder and get sent to courts all over England and Wales. Are the travel and subsistence allowances I'm paid taxable?"
+    asked = "And in my own practice as a self-employed barrister, can I deduct what I spend replacing my wig and gown from my fees?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic=topic, carried_sections=["EIM68610"])
+    state = PipelineState(query=Query(id="x", question=f"{asked} {topic}", manual=eim), context=context)
+    state = retrieval.step(state, settings)
+    assert state.refusal is not None and state.refusal.category == "out_of_scope"
+    assert [r.manual for r in state.routes] == [bim]
+    alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings)
+    # the evidence is the follow-up's own words', as if asked alone (not the topic's meaning)
+    assert [(r.manual, round(r.score, 6)) for r in state.routes] == [(r.manual, round(r.score, 6)) for r in alone.routes]
+
+
+def test_a_joining_sentence_brings_its_paragraph_but_a_worked_examples_sentence_comes_alone(slice_settings):
+    from services.conversation import condition_claims  # noqa: PLC0415
+    from services.text.terms import terms  # noqa: PLC0415
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, "employment-income-manual")
+    state = PipelineState(query=Query(id="x", question="q", manual="employment-income-manual"))
+    pages = [PageBundle(section_id=s, score=1.0, chunks=index.page_chunks(s)) for s in ("EIM31405", "EIM31415")]
+    state.selection = SelectionResult(pages=pages, dropped=[])
+    found = condition_claims(state, ["EIM31405", "EIM31415"], set(terms("simultaneously")) | set(terms("illustrates")), [], slice_settings.stitching.local)
+    by_page = {claim.citations[0].split("#")[0]: (claim, whole) for _, claim, whole in found}
+    rule, rule_paragraph = by_page["EIM31405"]
+    assert len(rule_paragraph) == 2 and rule_paragraph[1].text == rule.text  # the sentence before it comes too
+    example, alone = by_page["EIM31415"]
+    assert alone == [example]  # the example page's paragraph is not retold

@@ -44,6 +44,9 @@ def test_malformed(text: str, why: str) -> None:
         ("How much air passenger duty is added to a flight to Spain?", "duties on goods and travel"),
         ("Does insurance premium tax apply to pet insurance?", "environmental and other levies"),
         ("How is the soft drinks industry levy charged?", "environmental and other levies"),
+        # reclaiming VAT is VAT's business even when an employer does it
+        ("Can my employer reclaim the VAT it paid on my business hotel stays?", "VAT"),
+        ("Can our payroll department recover the input VAT on staff travel costs?", "VAT"),
     ],
 )
 def test_out_of_scope(text: str, subject: str) -> None:
@@ -58,6 +61,7 @@ def test_out_of_scope(text: str, subject: str) -> None:
     [
         # another regime's word, but tied to employment: goes on to retrieval
         "Is VAT included when working out the cash equivalent of my company car benefit?",
+        "Does my employer count the VAT it paid when working out my benefit on a hotel stay?",
         "Does capital gains tax apply to shares from my employer's share options?",
         "I do some of my job from home. Can I claim tax relief on part of my council tax, rent or mortgage interest?",
         # ordinary employment questions, some without a question mark or with jargon
