@@ -26,6 +26,12 @@ class StoreSettings(BaseModel):
     opensearch_url: str = "http://localhost:9200"
     qdrant_url: str = "http://localhost:6333"
     request_timeout_s: float = 10.0
+    # BLAS threads per process for the embedded exact vector search (0: the library's default).
+    # One query vector against every chunk is a matrix-vector product, bound by memory, not
+    # arithmetic: OpenBLAS's own threads (two here) buy nothing, and with several questions
+    # searching at once on two shared cores they wait on each other (4 concurrent searches of
+    # 56,000 chunks: median 382 ms with its threads, 103 ms with one).
+    blas_threads: int = Field(default=1, ge=0)
 
 
 class ModelSettings(BaseModel):
