@@ -47,6 +47,7 @@ from shared.generation import (
     Generation,
     Manifest,
     collection_dir,
+    forget_listing,
     load_generation,
     serving_path,
 )
@@ -308,6 +309,7 @@ def run_ingest(
         os.rename(partial, final)
         _fsync_dir(final.parent)
         _swap_current(collection, generation)  # the commit point
+        forget_listing(settings)  # a first generation makes a new manual: readers here see it at once
         bm25.publish()  # distributed: alias swaps (readers of this generation use its own names)
         vectors_out.publish()
         _collect_garbage(collection, settings.ingest.keep_generations)

@@ -9,12 +9,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from collections.abc import Callable
 from functools import lru_cache
 
 from celery import Celery, chain
 from kombu.exceptions import OperationalError
 
-from services.errors import PipelineTimeout, Unavailable, as_info
+from services.errors import Unavailable, as_info
 from services.celery_app import make_stage_app, stage_task_name
 from services.pipeline import STAGE_QUEUES, STAGES, finish, new_state, run_stages
 from services.results import OnEvent, QuestionStore, make_store, wait_result
@@ -31,8 +32,19 @@ def finish_to_store(state: PipelineState, settings: Settings, store: QuestionSto
     return result
 
 
-class _Ended(Exception):
-    """The question already has its terminal event."""
+class QuestionEnded(Exception):
+    """The question already has its terminal event (e.g. its follower recorded a timeout)."""
+
+
+def reporter(store: QuestionStore, qid: str) -> Callable[[StageTrace], None]:
+    """The stage loop's ``on_trace``: each stage's event to the store, and QuestionEnded once
+    the question has ended, so the stages after it (wasted work) are not run."""
+
+    def report(trace: StageTrace) -> None:
+        if not store.add(qid, stage_event(trace)):
+            raise QuestionEnded
+
+    return report
 
 
 class Admission:
@@ -60,20 +72,13 @@ class Admission:
 
 def run_embedded(state: PipelineState, settings: Settings, store: QuestionStore, deadline: float) -> None:
     """All stages in this process; any failure is recorded as the question's typed error.
-    A question still queued at its deadline is not started (its waiter has given up)."""
+    Past its deadline no stage starts (a question still queued then is not started at all):
+    its waiter has given up."""
     qid = state.query.id
-    if time.time() >= deadline:
-        store.add(qid, QuestionEvent(kind="error", error=PipelineTimeout(f"question {qid} waited past its deadline and was not started").info()))
-        return
-
-    def report(trace: StageTrace) -> None:
-        if not store.add(qid, stage_event(trace)):
-            raise _Ended  # its waiter recorded a timeout: the rest would be wasted work
-
     try:
-        state = run_stages(list(STAGES), state, settings, report)
+        state = run_stages(list(STAGES), state, settings, reporter(store, qid), deadline)
         finish_to_store(state, settings, store)
-    except _Ended:
+    except QuestionEnded:
         pass
     except Exception as exc:  # noqa: BLE001  (recorded for the waiting client, never lost)
         store.add(qid, QuestionEvent(kind="error", error=as_info(exc)))

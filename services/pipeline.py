@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from services import deadline as question_deadline
 from services import scope
 from services.conversation import after_stage
 from services.providers.base import Provider
@@ -124,16 +125,24 @@ def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> 
 
 
 def run_stages(
-    stages: Sequence[Stage], state: PipelineState, settings: Settings, on_trace: Callable[[StageTrace], None]
+    stages: Sequence[Stage],
+    state: PipelineState,
+    settings: Settings,
+    on_trace: Callable[[StageTrace], None],
+    deadline: float | None = None,
 ) -> PipelineState:
     """The one stage loop (embedded, each Celery queue's task, the eval): ``on_trace`` hears
-    each stage that ran."""
-    for stage in stages:
-        prefetch_vectors(stage, state, settings)
-        done = len(state.trace)
-        state = run_stage(stage, state, settings)
-        if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
-            on_trace(state.trace[-1])
+    each stage that ran. Past ``deadline`` (epoch s) no stage starts (PipelineTimeout), and
+    a model call inside one waits no longer than the deadline (services/deadline.py)."""
+    with question_deadline.until(deadline):
+        for stage in stages:
+            if state.refusal is None and state.result is None:
+                question_deadline.check(f"stage {stage.name} not started")
+            prefetch_vectors(stage, state, settings)
+            done = len(state.trace)
+            state = run_stage(stage, state, settings)
+            if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
+                on_trace(state.trace[-1])
     return state
 
 

@@ -13,17 +13,18 @@ import logging
 from functools import lru_cache
 
 from celery import Task
+from celery.exceptions import Ignore
 from celery.signals import worker_ready
 
 from services.celery_app import celery_app, stage_task_name
-from services.dispatch import finish_to_store
-from services.errors import as_info
+from services.dispatch import QuestionEnded, finish_to_store, reporter
+from services.errors import PipelineTimeout, as_info
 from services.pipeline import STAGE_QUEUES, STAGES, run_stages
 from services.results import REDIS_CONNECTIONS, RedisStore
 from services.text.terms import corpus_stats
 from services.wire import WireState, encode, rebuild
 from shared.config import Settings, get_settings
-from shared.contracts.events import QuestionEvent, stage_event
+from shared.contracts.events import QuestionEvent
 from shared.index import CorpusIndex
 
 
@@ -60,19 +61,32 @@ def _store() -> RedisStore:
 
 
 def run_queue(queue: str, state_json: str) -> str:
+    """This queue's stages on the state; raises Ignore (the chain stops, nothing logged as a
+    failure) for a question that has ended or is past its deadline: a client told "timeout"
+    never has the question go on, let alone complete."""
     settings = get_settings()
     store = _store()
     # Page bundles travel as chunk ids (services/wire.py): the query id is read first, so
     # that chunks missing from this worker's index are recorded as the question's error.
     arrived = WireState.model_validate_json(state_json)
     qid = arrived.query.id
+    deadline = store.deadline(qid)
+    if deadline is None:  # its record expired: nobody can read an outcome any more
+        raise Ignore()
     try:
         state = rebuild(arrived, settings)
         stages = [stage for stage in STAGES if stage.queue == queue]
-        state = run_stages(stages, state, settings, lambda trace: store.add(qid, stage_event(trace)))
+        state = run_stages(stages, state, settings, reporter(store, qid), deadline)
         if queue == STAGE_QUEUES[-1]:
             finish_to_store(state, settings, store)
         return encode(state, settings)
+    except QuestionEnded:  # its follower recorded a timeout (or another run of the task ended it)
+        raise Ignore() from None
+    except PipelineTimeout as exc:
+        # Past the deadline before a stage: end the question as a timeout here (unless its
+        # follower already did), the stages after it are not run.
+        store.add(qid, QuestionEvent(kind="error", error=exc.info()))
+        raise Ignore() from None
     except Exception as exc:
         # The chain stops here: record the typed error so the client does not wait it out.
         store.add(qid, QuestionEvent(kind="error", error=as_info(exc)))

@@ -26,6 +26,17 @@ class StoreSettings(BaseModel):
     opensearch_url: str = "http://localhost:9200"
     qdrant_url: str = "http://localhost:6333"
     request_timeout_s: float = 10.0
+    # BLAS threads per process for the embedded exact vector search (0: the library's default).
+    # One query vector against every chunk is a matrix-vector product, bound by memory, not
+    # arithmetic: OpenBLAS's own threads (two here) buy nothing, and with several questions
+    # searching at once on two shared cores they wait on each other (4 concurrent searches of
+    # 56,000 chunks: median 382 ms with its threads, 103 ms with one).
+    blas_threads: int = Field(default=1, ge=0)
+    # How long a listing of the ingested manuals is reused. The scope guard lists them on every
+    # question, on the gateway's event loop, where each filesystem call gives up the GIL and
+    # waits to get it back behind the pipeline's threads. An ingest in the same process drops
+    # the listing when it publishes; another process's new manual shows within this time.
+    listing_cache_s: float = Field(default=1.0, ge=0)
 
 
 class ModelSettings(BaseModel):

@@ -11,6 +11,7 @@ swapped a new generation in, so long-running processes always serve the newest w
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import numpy as np
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
 from shared.embeddings import base_embedder, embedder_identity
-from shared.generation import canonical_manual, collection_dir, load_generation, load_graph, serving_path
+from shared.generation import CURRENT, canonical_manual, collection_dir, load_generation, load_graph, serving_path
 from shared.stores import bm25_store, uses_servers, vector_store
 
 
@@ -34,6 +35,7 @@ class IndexMismatch(RuntimeError):
 
 class CorpusIndex:
     _cache: dict[tuple[str, str, str], CorpusIndex] = {}
+    _by_pointer: dict[tuple[str, str, bool], tuple[str | None, CorpusIndex]] = {}  # (data dir as spelled, manual, servers)
     _lock = threading.Lock()
 
     def __init__(self, settings: Settings, manual: str, path: Path):
@@ -56,6 +58,23 @@ class CorpusIndex:
     @classmethod
     def open(cls, settings: Settings, manual: str | None = None) -> CorpusIndex:
         manual = canonical_manual(manual or settings.manual)
+        # A stage opens the index many times per question: while the serving link still names
+        # the generation last opened (one readlink), that index is it; resolving the link and
+        # the data dir cost a dozen syscalls a time.
+        spelled = (str(settings.data_dir), manual, uses_servers(settings))
+        try:
+            pointer = os.readlink(collection_dir(settings, manual) / CURRENT)
+        except OSError:
+            pointer = None
+        known = cls._by_pointer.get(spelled)
+        if known is not None and pointer is not None and known[0] == pointer:
+            return known[1]
+        index = cls._open(settings, manual)
+        cls._by_pointer[spelled] = (pointer, index)
+        return index
+
+    @classmethod
+    def _open(cls, settings: Settings, manual: str) -> CorpusIndex:
         path = serving_path(settings, manual)
         if path is None:
             raise CollectionNotFound(f"no ingested collection for {manual} (run `taxnav ingest`)")

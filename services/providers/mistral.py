@@ -21,6 +21,7 @@ from typing import TypeVar
 import httpx2  # the transport the mistralai SDK uses (its errors are not httpx's)
 from pydantic import BaseModel, Field, ValidationError
 
+from services import deadline as question_deadline
 from services.errors import ProviderError
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.stages.verification import enforce, paragraphs_of
@@ -113,10 +114,15 @@ def chat_json(settings: Settings, purpose: str, system: str, user: str, reply: t
     for attempt in range(models.max_retries + 1):
         if attempt:
             time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
+        question_deadline.check(f"Mistral {purpose} call not made")
+        # Never wait on the model past the question's deadline: its client has stopped waiting.
+        left = question_deadline.remaining_s()
+        timeout_ms = int(models.timeout_s * 1000) if left is None else max(1, int(min(models.timeout_s, left) * 1000))
         try:
             response = client.chat.complete(
-                model=models.mistral_chat_model, messages=messages, temperature=0, response_format={"type": "json_object"}
-            )
+                model=models.mistral_chat_model, messages=messages, temperature=0, response_format={"type": "json_object"},
+                timeout_ms=timeout_ms,
+            )  # fmt: skip
         except (errors.MistralError, httpx2.HTTPError) as exc:
             problem = f"request failed: {exc}"
             continue
@@ -133,6 +139,7 @@ def chat_json(settings: Settings, purpose: str, system: str, user: str, reply: t
                 {"role": "assistant", "content": text or "(no content)"},
                 {"role": "user", "content": f"That reply was rejected ({exc}). Reply again with JSON only, exactly as specified."},
             ]
+    question_deadline.check(f"Mistral {purpose} cut short")  # a call cut at the deadline is a timeout
     raise ProviderError(f"Mistral {purpose} failed after {models.max_retries + 1} attempts; last: {problem}")
 
 

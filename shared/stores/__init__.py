@@ -29,7 +29,7 @@ def bm25_store(settings: Settings, manual: str, generation_dir: Path, generation
 def vector_store(settings: Settings, manual: str, generation_dir: Path, generation: str) -> VectorStore:
     if uses_servers(settings):
         return QdrantVectorStore.connect(settings.stores.qdrant_url, manual, generation, settings.stores.request_timeout_s)
-    return EmbeddedVectorStore(generation_dir, manual, generation)
+    return EmbeddedVectorStore(generation_dir, manual, generation, blas_threads=settings.stores.blas_threads)
 
 
 __all__ = ["Bm25Store", "VectorStore", "bm25_store", "uses_servers", "vector_store"]

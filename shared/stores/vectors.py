@@ -161,15 +161,24 @@ class QdrantVectorStore(VectorStore):
                 self.client.delete_collection(name)
 
 
+def limit_blas_threads(threads: int) -> None:
+    """Cap the BLAS library's threads in this process (settings.stores.blas_threads says why):
+    the search's matrix-vector product is the process's only large BLAS call."""
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415  (only where vectors are searched in memory)
+
+    threadpool_limits(limits=threads, user_api="blas")
+
+
 class EmbeddedVectorStore(VectorStore):
     """Vectors persisted as numpy files in a generation directory, searched exactly in memory:
     one matrix product ranks every chunk (20 ms for 56,000 chunks here, where qdrant-client's
     local mode took 300 ms and warns past 20,000 points)."""
 
-    def __init__(self, directory: str | Path, manual: str, generation: str):
+    def __init__(self, directory: str | Path, manual: str, generation: str, blas_threads: int = 0):
         self.manual = manual
         self.generation = generation
         self.directory = Path(directory)
+        self.blas_threads = blas_threads
         self._ids: list[str] | None = None
         self._matrix: np.ndarray | None = None  # rows L2-normalised: a dot product is the cosine
         self._row: dict[str, int] = {}
@@ -204,6 +213,8 @@ class EmbeddedVectorStore(VectorStore):
                 matrix = np.load(self.directory / VECTORS_FILE).astype(np.float32, copy=False)
             except FileNotFoundError as exc:
                 raise VectorStoreError(f"no vectors in {self.directory}") from exc
+            if self.blas_threads:
+                limit_blas_threads(self.blas_threads)
             norms = np.linalg.norm(matrix, axis=1, keepdims=True) if len(matrix) else np.ones((0, 1), np.float32)
             self._matrix = matrix / np.where(norms == 0, 1, norms)
             self._row = {cid: i for i, cid in enumerate(ids)}

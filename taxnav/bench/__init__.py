@@ -59,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     scale.add_argument("--limit-questions", type=int, default=20, help="questions asked at each size")
     scale.add_argument("--rounds", type=int, default=2, help="passes over the questions")
     scale.add_argument("--work-dir", default=None, help="where the corpora and data dirs go (default: the system temp dir)")
+    scale.add_argument("--mode", choices=["embedded", "distributed", "both"], default="both", help="how each size is served")
     scale.add_argument("--keep", action="store_true", help="keep the work dir")
     scale.add_argument("--out", default="reports/bench-scale.json", help="where to write the JSON figures")
     scale.set_defaults(func=_lazy("taxnav.bench.scale"))

@@ -13,10 +13,12 @@ reports/bench-load.json) and prints it.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import threading
 import time
 import uuid
 from collections import Counter
+from multiprocessing.connection import Connection
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -31,11 +33,26 @@ REFUSAL = "What's the VAT registration threshold for my small business?"  # out_
 TARGETS = {"p95_at_128_over_p95_at_16": 2.0, "refusal_ms_while_full": 100, "5xx_other_than_overloaded": 0}
 
 
+def probe_refusals(base_url: str, seconds: float, timeout_s: float, results: Connection) -> None:
+    """A scope-guard refusal every 0.25 s for ``seconds``, from a process of its own; sends
+    "ready" once up, then the latencies (ms) of the refusals answered."""
+    latencies: list[float] = []
+    with httpx.Client(base_url=base_url, timeout=timeout_s) as http:
+        results.send("ready")
+        stop_at = time.perf_counter() + seconds
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            response = http.post("/v1/questions", json={"question": REFUSAL})
+            if response.status_code == 200:
+                latencies.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.25)
+    results.send(latencies)
+
+
 def run_level(base_url: str, questions: list[str], clients: int, seconds: float, timeout_s: float) -> dict:
     """``clients`` closed-loop clients for ``seconds``; a refusal asked on the side every 0.25 s."""
     admitted: list[float] = []
     outcomes: Counter[str] = Counter()
-    refusals: list[float] = []
     shed: list[float] = []  # latency of the 503s that shed load
     lock = threading.Lock()
 
@@ -71,20 +88,18 @@ def run_level(base_url: str, questions: list[str], clients: int, seconds: float,
                     shed.append(ms)
                 time.sleep(float(response.headers["retry-after"]))
 
-    def side_refusals() -> None:
-        while time.perf_counter() < stop_at:
-            started = time.perf_counter()
-            response = shared.post("/v1/questions", json={"question": REFUSAL})
-            if response.status_code == 200:
-                refusals.append((time.perf_counter() - started) * 1000)
-            time.sleep(0.25)
-
+    # The refusals are asked from a process of their own: from a thread of this one they would
+    # also time this process's GIL, shared with up to 128 client threads.
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    side = context.Process(target=probe_refusals, args=(base_url, seconds, timeout_s, sender), daemon=True)
+    side.start()
+    receiver.recv()  # the prober is up (interpreter started, client made): start the clock
     started = time.perf_counter()
     stop_at = started + seconds
-    side = threading.Thread(target=side_refusals, daemon=True)
-    side.start()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(client, range(clients)))
+    refusals = receiver.recv() if receiver.poll(timeout_s) else []
     side.join(timeout_s)
     elapsed = time.perf_counter() - started
     shared.close()
@@ -94,7 +109,7 @@ def run_level(base_url: str, questions: list[str], clients: int, seconds: float,
         "answered_per_s": round(len(admitted) / elapsed, 2),
         "latency_ms": percentiles(admitted, 50, 95, 99),
         "replies": dict(sorted(outcomes.items())),
-        "refusal_ms": {**percentiles(refusals, 50), "max": round(max(refusals, default=0.0), 1), "n": len(refusals)},
+        "refusal_ms": {**percentiles(refusals, 50, 95), "max": round(max(refusals, default=0.0), 1), "n": len(refusals)},
         "shed_ms": {**percentiles(shed, 50, 95), "n": len(shed)},
     }
 
@@ -135,6 +150,7 @@ def verdicts(rows: list[dict]) -> dict:
     if 16 in by_clients and 128 in by_clients and by_clients[16]["latency_ms"]["p95"]:
         out["p95_at_128_over_p95_at_16"] = round(by_clients[128]["latency_ms"]["p95"] / by_clients[16]["latency_ms"]["p95"], 2)
     out["refusal_ms_max"] = max((row["refusal_ms"]["max"] for row in rows), default=0.0)
+    out["refusal_ms_p95_worst_level"] = max((row["refusal_ms"]["p95"] for row in rows), default=0.0)
     out["5xx_other_than_overloaded"] = sum(
         n for row in rows for reply, n in row["replies"].items() if reply[:1] == "5" and not reply.startswith("503:overloaded")
     )
@@ -147,7 +163,7 @@ def print_row(mode: str, row: dict) -> None:
     memory = f"gateway {row['gateway_rss_mb']:.0f} MB" + (f", workers {row['workers_rss_mb']:.0f} MB" if "workers_rss_mb" in row else "")
     print(
         f"{mode:<11} {row['clients']:>4} clients  {row['answered_per_s']:6.1f} q/s  p50 {latency['p50']:7.1f}  p95 {latency['p95']:7.1f}  "
-        f"p99 {latency['p99']:7.1f} ms  refusal max {row['refusal_ms']['max']:6.1f} ms  503 p95 {row['shed_ms']['p95']:6.1f} ms  {memory}  {row['replies']}"
+        f"p99 {latency['p99']:7.1f} ms  refusal p50/p95/max {row['refusal_ms']['p50']:.0f}/{row['refusal_ms']['p95']:.0f}/{row['refusal_ms']['max']:.0f} ms  503 p95 {row['shed_ms']['p95']:6.1f} ms  {memory}  {row['replies']}"
     )
 
 

@@ -13,12 +13,14 @@ import uuid
 
 import pytest
 
-from services.dispatch import answer
-from services.errors import ProviderError
+from services.dispatch import answer, submit
+from services.errors import PipelineTimeout, ProviderError
+from services.pipeline import new_state
+from services.results import RedisStore, follow, wait_result
 from services.workers import WorkerPool, purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
-from tests.services.test_distributed import WARM_UP_S, comparable, distributed_settings, worker_env
+from tests.services.test_distributed import QUESTIONS, WARM_UP_S, comparable, distributed_settings, worker_env
 from tests.support.mistral_standin import MistralStandin, Reply, grounded_chat
 
 pytestmark = pytest.mark.distributed
@@ -118,3 +120,39 @@ def test_a_model_that_keeps_failing_is_a_typed_error_within_the_timeout(cluster,
     finally:
         standin.chat_handler = grounded_chat
     assert time.monotonic() - started < settings.gateway.wait_timeout_s
+
+
+def test_a_question_past_its_deadline_is_not_carried_on_by_any_worker(cluster, standin):
+    """The client is told "timeout" at the deadline; the selection call in hand is cut there
+    (its worker is free long before the model would have replied), no later stage runs for
+    that question, and its stored outcome stays the timeout the client was told."""
+    settings, _, _, _ = cluster
+    hold_s, timed = 12.0, settings.model_copy(deep=True)
+    timed.gateway.wait_timeout_s = 3
+    held = QUESTIONS[1]
+
+    def slow_selection(body: dict) -> Reply | str:
+        if is_selection(body) and held in body["messages"][1]["content"]:
+            return Reply(content=grounded_chat(body), delay_s=hold_s)
+        return grounded_chat(body)
+
+    standin.chat_handler = slow_selection
+    store = RedisStore(timed)
+    started = time.monotonic()
+    try:
+        qid = submit(new_state(QuestionRequest(question=held), timed), timed, store)
+        with pytest.raises(PipelineTimeout):
+            wait_result(store, qid)
+        told_s = time.monotonic() - started
+        assert told_s < timed.gateway.wait_timeout_s + 2
+        following = answer(QuestionRequest(question=QUESTION), settings)  # the same selection worker
+    finally:
+        standin.chat_handler = grounded_chat
+    assert following.status == "answered"
+    assert time.monotonic() - started < hold_s  # the held call did not keep its worker busy
+    time.sleep(2)  # any stage still running for the held question would report by now
+    later = [(p, b) for p, b in standin.requests if p == "/v1/chat/completions" and held in b["messages"][1]["content"]]
+    assert len(later) == 1 and is_selection(later[0][1])  # no stitching, no verification, no second selection
+    events = list(follow(store, qid, wait=False))
+    assert events[-1].kind == "error" and events[-1].error.type == "timeout"
+    assert [e.trace.stage for e in events if e.kind == "stage"] == ["retrieval", "expansion", "rollup"]

@@ -18,6 +18,9 @@ from services.workers import purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.events import QuestionEvent, stage_event
+from tests.services.test_stages_slice import state_after
+
+MILEAGE = "how much can my employer pay me per mile for my own car?"
 
 
 @pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.distributed)])
@@ -58,7 +61,7 @@ def test_a_result_that_landed_first_beats_the_timeout(store):
 
 def test_a_question_queued_past_its_deadline_is_not_started(slice_settings):
     store = MemoryStore()
-    state = new_state(QuestionRequest(question="how much can my employer pay me per mile for my own car?"), slice_settings)
+    state = new_state(QuestionRequest(question=MILEAGE), slice_settings)
     qid = state.query.id
     store.start(qid, time.time() - 0.01)
     started = time.perf_counter()
@@ -71,10 +74,63 @@ def test_a_question_queued_past_its_deadline_is_not_started(slice_settings):
 
 def test_an_embedded_question_stops_after_the_stage_during_which_it_timed_out(slice_settings):
     store = MemoryStore()
-    state = new_state(QuestionRequest(question="how much can my employer pay me per mile for my own car?"), slice_settings)
+    state = new_state(QuestionRequest(question=MILEAGE), slice_settings)
     qid = state.query.id
     store.start(qid, time.time() + 30)
     store.add(qid, QuestionEvent(kind="result", result=result(qid)))  # e.g. a timeout already recorded
     run_embedded(state, slice_settings, store, deadline=time.time() + 30)  # ended already: first stage report stops it
     events = list(follow(store, qid, wait=False))
     assert [e.kind for e in events] == ["result"]
+
+
+# ---- a stage worker (services/tasks.py run_queue) past the deadline or after the end ----
+
+
+def worker_run(queue: str, state, settings: Settings, store, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
+    """``run_queue`` as a worker runs it, on ``store`` (the outcome: its return or exception)."""
+    from services import tasks  # noqa: PLC0415  (imports the Celery stage app)
+    from services.wire import encode  # noqa: PLC0415
+
+    monkeypatch.setattr(tasks, "get_settings", lambda: settings)
+    monkeypatch.setattr(tasks, "_store", lambda: store)
+    try:
+        return tasks.run_queue(queue, encode(state, settings))
+    except BaseException as exc:  # noqa: BLE001  (the caller asserts which)
+        return exc
+
+
+def test_a_stage_task_past_the_deadline_ends_the_question_as_a_timeout_and_runs_nothing(slice_settings, monkeypatch):
+    from celery.exceptions import Ignore  # noqa: PLC0415
+
+    store = MemoryStore()
+    state = new_state(QuestionRequest(question=MILEAGE), slice_settings)
+    store.start(state.query.id, time.time() - 0.01)
+    started = time.perf_counter()
+    outcome = worker_run("retrieval", state, slice_settings, store, monkeypatch)
+    assert isinstance(outcome, Ignore)  # the chain stops: no next stage is sent
+    assert time.perf_counter() - started < 0.05  # no stage ran
+    events = list(follow(store, state.query.id, wait=False))
+    assert [(e.kind, e.error.type) for e in events] == [("error", "timeout")]
+    assert "not started" in events[0].error.message
+
+
+def test_a_stage_task_of_a_question_that_ended_stops_after_its_stage_and_changes_nothing(slice_settings, monkeypatch):
+    from celery.exceptions import Ignore  # noqa: PLC0415
+
+    store = MemoryStore()
+    retrieved = state_after(MILEAGE, slice_settings, "retrieval")
+    qid = retrieved.query.id
+    store.start(qid, time.time() + 30)
+    assert store.add(qid, QuestionEvent(kind="error", error=PipelineTimeout("told the client").info()))  # by its follower
+    assert isinstance(worker_run("graph", retrieved, slice_settings, store, monkeypatch), Ignore)
+    events = list(follow(store, qid, wait=False))
+    assert [e.kind for e in events] == ["error"] and events[0].error.message == "told the client"
+
+
+def test_a_stage_task_whose_record_expired_is_dropped(slice_settings, monkeypatch):
+    from celery.exceptions import Ignore  # noqa: PLC0415
+
+    store = MemoryStore()  # no record: expired (or never started)
+    state = new_state(QuestionRequest(question=MILEAGE), slice_settings)
+    assert isinstance(worker_run("retrieval", state, slice_settings, store, monkeypatch), Ignore)
+    assert list(follow(store, state.query.id, wait=False)) == []

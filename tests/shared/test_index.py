@@ -24,6 +24,20 @@ def test_open_is_cached_and_names_its_generation(index: CorpusIndex, slice_setti
     assert index.title == "Employment Income Manual"
 
 
+def test_an_unchanged_serving_link_is_not_resolved_again(index: CorpusIndex, slice_settings: Settings, monkeypatch) -> None:
+    """Stages open the index many times a question: while the link names the same generation,
+    open() is one readlink (resolving the link is what costs)."""
+    import shared.index as module  # noqa: PLC0415
+
+    CorpusIndex.open(slice_settings)
+
+    def resolving(*_: object) -> None:
+        raise AssertionError("the serving link was resolved again")
+
+    monkeypatch.setattr(module, "serving_path", resolving)
+    assert CorpusIndex.open(slice_settings) is index
+
+
 def test_bm25_search_ranks_the_rate_table_page_first(index: CorpusIndex) -> None:
     hits = index.bm25_search("statutory mileage rates for motor cycles and cycles: 24p, 20p", 5)  # the rows split by ingest made a near-tie with EIM31205 on the words alone
     assert hits[0][0].startswith("EIM31240#")

@@ -44,3 +44,27 @@ def test_open_refuses_a_bad_name_and_a_link_out_of_the_collection(tmp_path, slic
     os.symlink(generation, evil / "current")
     assert CorpusIndex.open(settings, "Evil-Manual").manual == "evil-manual"
     assert ingested_manuals(settings) == ["evil-manual"]
+
+
+def serving(data_dir, manual: str, generation_dir) -> None:  # noqa: ANN001
+    collection = data_dir / "collections" / manual
+    shutil.copytree(generation_dir, collection / "generations" / generation_dir.name)
+    os.symlink(collection / "generations" / generation_dir.name, collection / "current")
+
+
+def test_the_listing_is_reused_for_its_time_and_dropped_by_an_ingest(tmp_path, slice_data_dir, corpus_dir, settings_for):
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+
+    generation = (slice_data_dir / "collections" / EIM / "current").resolve()
+    settings = settings_for(tmp_path)
+    settings.stores.listing_cache_s = 60
+    serving(tmp_path, "first-manual", generation)
+    assert ingested_manuals(settings) == ["first-manual"]
+    serving(tmp_path, "second-manual", generation)  # another process's ingest, as this one sees it
+    assert ingested_manuals(settings) == ["first-manual"]  # the listing is reused
+    fresh = settings.model_copy(deep=True)
+    fresh.stores.listing_cache_s = 0
+    assert ingested_manuals(fresh) == ["first-manual", "second-manual"]  # ... only for its time
+    assert ingested_manuals(settings) == ["first-manual", "second-manual"]
+    run_ingest(settings, str(corpus_dir), EIM, sections={"EIM31240"})  # an ingest in this process
+    assert ingested_manuals(settings) == [EIM, "first-manual", "second-manual"]  # seen at once

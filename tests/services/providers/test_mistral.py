@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from services.errors import ProviderError
+from services import deadline as question_deadline
+from services.errors import PipelineTimeout, ProviderError
 from services.providers import mistral
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.providers.mistral import MistralProvider
@@ -97,6 +98,25 @@ def test_a_slow_model_hits_the_timeout_and_fails_typed(standin, settings):
     with pytest.raises(ProviderError):
         MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
     assert time.monotonic() - started < 1.5
+
+
+def test_a_model_call_never_outlives_the_questions_deadline(standin, settings):
+    """The provider's own timeout is 2 s with 2 retries; 0.5 s before the question's deadline the
+    call is cut there, is a timeout (not a provider failure), and is not retried."""
+    standin.chat_replies.append(json.dumps({"keep": ["EIM90001"]}))
+    MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))  # the SDK loaded, outside the timing
+    standin.chat_handler = lambda body: Reply(content=json.dumps({"keep": []}), delay_s=1.5)
+    started = time.perf_counter()
+    with question_deadline.until(time.time() + 0.5), pytest.raises(PipelineTimeout):
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
+    assert time.perf_counter() - started < 1.2
+    assert len(standin.chat_requests()) == 2
+
+
+def test_no_model_call_is_made_past_the_deadline(standin, settings):
+    with question_deadline.until(time.time() - 0.01), pytest.raises(PipelineTimeout):
+        MistralProvider(settings).select(SelectRequest(query=QUERY, rollup=ROLLUP))
+    assert standin.chat_requests() == []
 
 
 def test_unreachable_server_and_missing_key_are_typed_errors(settings):

@@ -35,3 +35,13 @@ def test_edges_k_ties_unnormalised_and_missing(tmp_path):
     assert [c for c, _ in best] == ["a", "c", "b"]  # a and c tie at cosine 1: by row
     assert best[0][1] == pytest.approx(1.0) and best[2][1] == pytest.approx(0.0)
     assert store.vector("b") == pytest.approx(np.array([0.0, 1.0])) and store.vector("z") is None
+
+
+def test_the_store_caps_blas_threads_as_configured(tmp_path):
+    from threadpoolctl import threadpool_info, threadpool_limits  # noqa: PLC0415
+
+    with threadpool_limits(limits=2, user_api="blas"):  # as a process starts on two cores; restored after
+        store = EmbeddedVectorStore(tmp_path / "g", "m", "g1", blas_threads=1)
+        store.build(["a", "b"], np.eye(2, dtype=np.float32))
+        assert [c for c, _ in store.search([1.0, 0.0], 1)] == ["a"]
+        assert {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"} == {1}

@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+import redis
+
+from shared.config import Settings
 from taxnav import cli
 from taxnav.bench.scale import scaled_corpus
 from tests.conftest import EIM, small_corpus
@@ -34,7 +38,7 @@ def test_the_benchmark_ingests_each_size_and_writes_its_figures(tmp_path, corpus
     questions.write_text(json.dumps({"question": "how much can my employer pay me per mile for my own car?"}) + "\n")
     out = tmp_path / "scale.json"
     args = ["bench", "scale", "--data-dir", str(slice_data_dir), "--source", str(source), "--sizes", "1,2", "--questions", str(questions),
-            "--rounds", "2", "--work-dir", str(tmp_path), "--out", str(out)]  # fmt: skip
+            "--rounds", "2", "--work-dir", str(tmp_path), "--out", str(out), "--mode", "embedded"]  # fmt: skip
     assert cli.main(args) == 0
     report = json.loads(out.read_text())
     one, two = report["sizes"]
@@ -43,3 +47,22 @@ def test_the_benchmark_ingests_each_size_and_writes_its_figures(tmp_path, corpus
     assert all(row["index_mb"] > 0 and row["gateway_rss_mb"] > 0 and row["query_ms"]["n"] == 2 for row in report["sizes"])
     assert "p50_at_2x_over_p50_at_1x" in report["verdicts"]
     assert not list(Path(tmp_path).glob("taxnav-scale-*"))  # the work dir is removed
+
+
+@pytest.mark.distributed
+def test_the_distributed_run_serves_each_size_through_real_workers(tmp_path, corpus_dir, slice_data_dir, embedding_cache, monkeypatch):
+    source = small_corpus(corpus_dir, tmp_path / "source", {EIM: PAGES})
+    monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(embedding_cache))
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": "how much can my employer pay me per mile for my own car?"}) + "\n")
+    out = tmp_path / "scale.json"
+    args = ["bench", "scale", "--data-dir", str(slice_data_dir), "--source", str(source), "--sizes", "1,2", "--questions", str(questions),
+            "--rounds", "1", "--work-dir", str(tmp_path), "--out", str(out), "--mode", "distributed"]  # fmt: skip
+    assert cli.main(args) == 0
+    report = json.loads(out.read_text())
+    for row in report["sizes"]:
+        served = row["distributed"]
+        assert served["query_ms"]["n"] == 1 and served["workers_rss_mb"] > served["gateway_rss_mb"] > 0
+        assert "query_ms" not in row  # no embedded run was asked for
+    assert "p50_at_2x_over_p50_at_1x" in report["verdicts"]["distributed"]
+    assert not redis.Redis.from_url(Settings().redis_url).keys("bench-scale-*")  # its queues and records purged

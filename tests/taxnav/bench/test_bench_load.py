@@ -1,0 +1,24 @@
+"""`taxnav bench load`'s level runner against a real embedded gateway on the slice: the
+closed-loop clients' replies are counted by status, and the scope-guard refusals asked on the
+side come from a process of their own (so their latency is the gateway's, not this process's
+GIL shared with the client threads). Nothing here is timed."""
+
+from __future__ import annotations
+
+from gateway.demo import free_port, start_server, stop_server, wait_ready
+from taxnav.bench.load import run_level
+
+QUESTION = "how much can my employer pay me per mile for my own car?"
+
+
+def test_a_level_counts_replies_and_times_refusals_from_another_process(slice_data_dir):
+    port = free_port()
+    server = start_server(str(slice_data_dir), port, {"TAXNAV_MODE": "embedded"})
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        wait_ready(base_url, server)
+        row = run_level(base_url, [QUESTION], clients=2, seconds=1.5, timeout_s=60)
+    finally:
+        stop_server(server)
+    assert row["replies"].get("200", 0) >= 1 and set(row["replies"]) <= {"200", "503:overloaded+retry-after"}
+    assert row["refusal_ms"]["n"] >= 1 and 0 < row["refusal_ms"]["p50"] <= row["refusal_ms"]["max"]
