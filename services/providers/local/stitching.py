@@ -5,8 +5,9 @@ ruling, a date or period, a definition), worked examples and illustrations count
 unless asked for; the eight best candidates are then re-ranked by their own MiniLM
 similarity to the question. The answer part is the best unit with what it needs to be read
 right (a list intro with its items, an item with its intro, "This is taxable under ..."),
-then the units scoring near it from the two best pages, in the manual's order: at most six
-claims and about 120 words. The detail follows, the next units above the floor, the whole
+then the units scoring near it from its page, and one statement from each of the two best
+pages and from any lower page whose best unit competes with the lead page's (the others are
+detail), in the manual's order: at most six claims and about 120 words. The detail follows, the next units above the floor, the whole
 reply within 350 words. Each claim cites exactly one paragraph: consecutive sentences of one
 paragraph make one claim; a sentence the 2014 scrape split over paragraphs is scored as one
 but quoted paragraph by paragraph; a heading that states a rule ("SMP is taxable") is quoted
@@ -249,6 +250,24 @@ def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, ques
     return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
 
 
+def best_per_page(units: list[Unit]) -> dict[int, float]:
+    """Each page's best unit score (pages by their selection rank)."""
+    best: dict[int, float] = {}
+    for unit in units:
+        best[unit.page_rank] = max(best.get(unit.page_rank, 0.0), unit.score)
+    return best
+
+
+def competing_pages(page_best: dict[int, float], lead_page: int, compete: float, first: int) -> set[int]:
+    """The pages the answer part may quote: the lead's, the ``first`` pages selection ranked
+    best, and any lower-ranked page whose best unit scores at least ``compete`` of the lead
+    page's best. Selection keeps every page that could answer (recall first), and its order
+    lowers a page's sentences' scores: a lower page whose sentence still rivals the lead's
+    answers the question too (a rate on the page after the rule's); the rest is detail."""
+    bar = compete * page_best.get(lead_page, 0.0)
+    return {lead_page} | {rank for rank, best in page_best.items() if rank < first or best >= bar}
+
+
 def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSentence]:
     """The answer's claims: the run of adjacent units around the lead (a list item with the
     items and intro quoted next to it) in the manual's order, then the rest in the manual's order."""
@@ -273,6 +292,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     if not units:
         return Draft(sentences=[])
     ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
+    page_best = best_per_page(units)  # before the meaning re-rank, which sees only the first pages' candidates
     if vector is not None:
         ranked = rerank_by_meaning(query, ranked, settings, vector)
     position = {id(u): i for i, u in enumerate(units)}
@@ -288,8 +308,13 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     if standalone.score >= tuning.lead_standalone * ranked_answer[0].score:
         ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
 
+    # The answer quotes the lead's page and the pages whose best sentence competes with it;
+    # the others' sentences are detail.
+    quoted = competing_pages(page_best, ranked_answer[0].page_rank, tuning.page_compete, tuning.answer_pages)
+    ranked_answer = [ranked_answer[0], *(u for u in ranked if u is not ranked_answer[0] and (u.page_rank in quoted or u.looked_up))]
+
     # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
-    lead_index = position[id(ranked_answer[0])]
+    lead_index, lead_page = position[id(ranked_answer[0])], ranked_answer[0].page_rank
     lead = [j for j in [lead_index, *context_of(units, lead_index, floor, tuning)] if units[j].row is None or j == lead_index]
     if _word_count(units[j] for j in lead) > tuning.answer_words_cap or len(claims_of({j: units[j] for j in lead})) > tuning.answer_claims:
         lead = _minimal_context(units, lead_index, tuning.answer_words_cap, tuning.list_items) or [lead_index]
@@ -319,6 +344,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             continue
         if table_full(unit, [*lead_part.values(), *rest.values()], tuning):
             continue
+        if unit.page_rank != lead_page and sum(u.page_rank == unit.page_rank for u in rest.values()) >= tuning.other_page_units:
+            continue  # the lead's page states the rule; another page adds its one best statement
         _, words = answer_size({})
         if words >= tuning.answer_words:
             break
@@ -331,16 +358,19 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
                 rest.update(extra)
                 break
     # Each of the answer's pages says something in it (two pages on one rule are both quoted),
-    # within the hard caps.
-    for rank in range(min(tuning.answer_pages, len(selection.pages))):
+    # within the answer's size.
+    for rank in sorted(quoted):
         if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
             continue
-        best = next((u for u in ranked_answer if u.page_rank == rank and u.score >= floor), None)
+        best = next((u for u in ranked if u.page_rank == rank and u.score >= floor), None)
         need = _minimal_context(units, position[id(best)], tuning.answer_words_cap, tuning.list_items) if best is not None else None
         if need is not None:
             extra = {j: units[j] for j in need if j not in lead_part}
             claims, total = answer_size(extra)
-            if claims <= tuning.answer_claims and total <= tuning.answer_words_cap:
+            # the first pages may take the hard cap (selection ranked them first); a page that
+            # only competes comes in within the answer's usual size
+            budget = tuning.answer_words_cap if rank < tuning.answer_pages else tuning.answer_words
+            if claims <= tuning.answer_claims and total <= budget:
                 rest.update(extra)
     answer = lead_first(lead_part, rest)
 

@@ -7,7 +7,9 @@ import pytest
 
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
-from services.providers.local.stitching import claims_of, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, table_full
+from services.providers.local.stitching import (
+    best_per_page, claims_of, competing_pages, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, table_full,
+)
 from services.providers.local.units import list_items
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
@@ -179,16 +181,37 @@ def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -
     assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
 
 
-def test_both_pages_selection_ranks_first_are_quoted_in_the_answer(slice_settings) -> None:  # noqa: ANN001
+def test_a_lower_page_is_quoted_in_the_answer_only_when_its_best_sentence_competes_with_the_leads() -> None:
+    best = {0: 1.0, 1: 0.5, 2: 0.5, 3: 0.86}
+    assert competing_pages(best, 0, 0.85, 2) == {0, 1, 3}  # the first two always; a lower page rivalling the lead's too
+    assert competing_pages(best, 0, 0.95, 2) == {0, 1}
+    assert competing_pages(best, 0, 0.85, 0) == {0, 3}
+    assert competing_pages(best, 2, 0.85, 0) == {0, 1, 2, 3}  # the lead's own page always, whatever its score
+    assert best_per_page(units_of(Paragraph(id="EIM1#c0.p0", text="One. Two."))) == {0: 0.0}
+
+
+def test_the_answer_quotes_competing_lower_pages_and_leaves_the_others_to_the_detail(slice_settings) -> None:  # noqa: ANN001
+    lower_quoted = lower_left = 0
     for question in (
+        "How much can my employer pay towards my extra household costs when I work from home?",
         "What are the rules on Exemption for long service testimonial awards: maximum exempt amount?",
     ):
         state = new_state(QuestionRequest(question=question), slice_settings)
         for stage in STAGES[:5]:
             state = run_stage(stage, state, slice_settings)
-        first_two = [p.section_id for p in state.selection.pages[:2]]
-        cited = {section_of(s.citations[0]) for s in state.draft.sentences if s.role == "answer"}
-        assert set(first_two) <= cited, (question, first_two, cited)  # each had only the other page's claims
+        vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)
+        best = best_per_page(score_units(state.query, state.selection, slice_settings, vector))
+        pages = [p.section_id for p in state.selection.pages]
+        answer = [s for s in state.draft.sentences if s.role == "answer"]
+        lead_page = pages.index(section_of(answer[0].citations[0]))
+        quoted = competing_pages(best, lead_page, TUNING.page_compete, TUNING.answer_pages)
+        cited = {pages.index(section_of(s.citations[0])) for s in answer}
+        detail = {pages.index(section_of(s.citations[0])) for s in state.draft.sentences if s.role == "detail"}
+        assert cited <= quoted, (question, cited, quoted)
+        lower_quoted += len({r for r in cited if r >= TUNING.answer_pages})
+        lower_left += len(detail - quoted)
+    assert lower_quoted  # a page below the first two whose sentence rivals the lead's is in the answer
+    assert lower_left  # one that does not compete is quoted in the detail only
 
 
 def test_the_answer_quotes_a_few_rows_of_a_table_not_the_whole_table() -> None:
