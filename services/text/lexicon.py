@@ -18,7 +18,8 @@ import re
 LAY_TO_MANUAL: tuple[tuple[str, str], ...] = (
     (r"years'? (?:of )?service|long[- ]service", "long service award"),
     (r"paternity", "statutory paternity pay"),
-    (r"tips?|gratuit\w*|service charges?", "tips troncs"),
+    # plural only: "the tip" is as often the council's rubbish tip as a gratuity
+    (r"tips|gratuit\w*|service charges?", "tips troncs"),
     (r"swap(?:ping)? (?:some )?(?:salary|pay)|give up (?:some )?(?:salary|pay)", "salary sacrifice"),
     (r"director'?s? (?:and officers'? )?(?:liability )?insurance|d&o", "liability insurance"),
 )
