@@ -286,6 +286,8 @@ def test_a_routing_manual_gets_one_vector_per_page_and_a_settings_change_is_rein
     # Each page's vector is found by its own title (the routing evidence reads nearest vectors).
     hits = index.search_vector(np.asarray(index.embed_query(index.pages["BIM14000"].title)), 1)
     assert hits[0][0] == "BIM14000#c0"
+    # A chunk without a vector of its own is scored by its page's: the manual can still be asked.
+    assert np.array_equal(index.chunk_vector("BIM85625#c2"), index.chunk_vector("BIM85625#c0"))
 
     # Every chunk embedded when the manual is no longer routing-only, with no page re-parsed ...
     every = settings.model_copy(deep=True)
