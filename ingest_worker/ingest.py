@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import networkx as nx
 import numpy as np
@@ -302,6 +303,7 @@ def run_ingest(
             xref_edges=xref_edges,
             sibling_edges=sibling_edges,
             partial=partial_run,
+            vectors=vector_level(settings, manual),
         )
         (partial / MANIFEST).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")  # written last
         final = collection / GENERATIONS / generation
@@ -337,15 +339,22 @@ def run_ingest(
     )
 
 
+def vector_level(settings: Settings, manual: str) -> Literal["chunks", "pages", "none"]:
+    if manual in settings.ingest.bm25_only:
+        return "none"
+    return "pages" if manual in settings.ingest.page_vectors else "chunks"
+
+
 def vector_rows(settings: Settings, manual: str, ordered: list[Chunk], texts: list[str]) -> tuple[list[str], list[str]]:
     """The chunk ids that get a vector and the text each is embedded from: every chunk; for a
     routing-only manual (``settings.ingest.page_vectors``) each page's first chunk, clipped to
     ``page_vector_tokens`` (title and opening text: what routing compares); none for a manual
     indexed for keywords only. A page's vector keeps its first chunk's id, so readers map a
     hit to its page as for any chunk."""
-    if manual in settings.ingest.bm25_only:
+    level = vector_level(settings, manual)
+    if level == "none":
         return [], []
-    if manual not in settings.ingest.page_vectors:
+    if level == "chunks":
         return [c.id for c in ordered], texts
     firsts = [(c.id, t) for c, t in zip(ordered, texts, strict=True) if c.position == 0]
     return [cid for cid, _ in firsts], [clip_tokens(t, settings.ingest.page_vector_tokens) for _, t in firsts]

@@ -45,6 +45,7 @@ class CorpusIndex:
         self.generation: str = loaded.manifest.generation
         self.title: str = loaded.manifest.title
         self.embed_model: str = loaded.manifest.embed_model
+        self.vector_level = loaded.manifest.vectors
         self.pages: dict[str, Page] = loaded.pages
         self.chunks: dict[str, Chunk] = loaded.chunks
         self._xrefs: dict[str, list[CrossRef]] = {}

@@ -282,7 +282,7 @@ def test_a_routing_manual_gets_one_vector_per_page_and_a_settings_change_is_rein
     assert len(index.chunks) > len(index.pages)  # BIM85625 has several chunks: one vector would be fewer
     firsts = {c.id for c in index.chunks.values() if c.position == 0}
     assert set(index.chunk_vectors(list(index.chunks))) == firsts and len(firsts) == len(index.pages)
-    assert summary.model_embedded <= len(firsts)
+    assert summary.model_embedded <= len(firsts) and index.vector_level == "pages"  # routing reads its level
     # Each page's vector is found by its own title (the routing evidence reads nearest vectors).
     hits = index.search_vector(np.asarray(index.embed_query(index.pages["BIM14000"].title)), 1)
     assert hits[0][0] == "BIM14000#c0"
