@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import networkx as nx
 import numpy as np
@@ -33,7 +34,7 @@ from ingest_worker.progress import Progress
 from ingest_worker.xrefs import build_graph, edge_counts, extract_refs, resolve
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, Page, RawRef
-from shared.embeddings import get_embedder
+from shared.embeddings import clip_tokens, get_embedder
 from shared.generation import (
     CHUNKS,
     CURRENT,
@@ -271,10 +272,10 @@ def run_ingest(
         old_hashes = {c.content_hash for c in previous.chunks.values()} if previous else set()
         ordered = list(chunks.values())
         texts = [chunk_embed_text(c, pages[c.section_id]) for c in ordered]
-        bar.on_chunks(0, len(texts))  # the embed phase begins
+        vector_ids, vector_texts = vector_rows(settings, manual, ordered, texts)
+        bar.on_chunks(0, len(vector_texts))  # the embed phase begins
         embedder = get_embedder(settings)
-        dense = manual not in settings.ingest.bm25_only
-        vectors = embedder.embed(texts, on_progress=bar.on_chunks) if dense else np.zeros((0, embedder.dims), dtype=np.float32)
+        vectors = embedder.embed(vector_texts, on_progress=bar.on_chunks) if vector_texts else np.zeros((0, embedder.dims), dtype=np.float32)
 
         bar.set_phase("index")
         generation = new_generation_name()
@@ -283,7 +284,7 @@ def run_ingest(
         bm25 = bm25_store(settings, manual, partial, generation)
         bm25.build(Bm25Doc(id=c.id, section_id=c.section_id, text=t) for c, t in zip(ordered, texts, strict=True))
         vectors_out = vector_store(settings, manual, partial, generation)
-        vectors_out.build([c.id for c in ordered] if dense else [], vectors)
+        vectors_out.build(vector_ids, vectors)
         _write_json(partial / PAGES, [p.model_dump(mode="json") for p in pages.values()])
         with (partial / CHUNKS).open("w", encoding="utf-8") as handle:
             handle.writelines(c.model_dump_json() + "\n" for c in ordered)
@@ -303,6 +304,7 @@ def run_ingest(
             xref_edges=xref_edges,
             sibling_edges=sibling_edges,
             partial=partial_run,
+            vectors=vector_level(settings, manual),
         )
         (partial / MANIFEST).write_text(manifest.model_dump_json(indent=1), encoding="utf-8")  # written last
         final = collection / GENERATIONS / generation
@@ -337,6 +339,27 @@ def run_ingest(
         errors=crawl.errors,
         source=source,
     )
+
+
+def vector_level(settings: Settings, manual: str) -> Literal["chunks", "pages", "none"]:
+    if manual in settings.ingest.bm25_only:
+        return "none"
+    return "pages" if manual in settings.ingest.page_vectors else "chunks"
+
+
+def vector_rows(settings: Settings, manual: str, ordered: list[Chunk], texts: list[str]) -> tuple[list[str], list[str]]:
+    """The chunk ids that get a vector and the text each is embedded from: every chunk; for a
+    routing-only manual (``settings.ingest.page_vectors``) each page's first chunk, clipped to
+    ``page_vector_tokens`` (title and opening text: what routing compares); none for a manual
+    indexed for keywords only. A page's vector keeps its first chunk's id, so readers map a
+    hit to its page as for any chunk."""
+    level = vector_level(settings, manual)
+    if level == "none":
+        return [], []
+    if level == "chunks":
+        return [c.id for c in ordered], texts
+    firsts = [(c.id, t) for c, t in zip(ordered, texts, strict=True) if c.position == 0]
+    return [cid for cid, _ in firsts], [clip_tokens(t, settings.ingest.page_vector_tokens) for _, t in firsts]
 
 
 def _build_pages(

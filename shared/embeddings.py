@@ -65,6 +65,26 @@ def _tokenizer_path() -> Path:
     return path
 
 
+@lru_cache(maxsize=1)
+def _untruncated_tokenizer():  # noqa: ANN202 (tokenizers.Tokenizer, imported lazily)
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
+    tokenizer.no_truncation()  # tokenizer.json ships truncation and padding at 128
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def clip_tokens(text: str, max_tokens: int) -> str:
+    """The start of ``text`` that MiniLM reads as at most ``max_tokens`` tokens ([CLS] and
+    [SEP] included), cut at a token's end. The clipped text itself is embedded, so the cache
+    keys on what the model read, and the model never pays for tokens it would drop."""
+    encoding = _untruncated_tokenizer().encode(text)
+    if len(encoding.ids) <= max_tokens:
+        return text
+    return text[: encoding.offsets[max_tokens - 2][1]]  # ids[0] is [CLS]: the last kept is max_tokens - 2
+
+
 class LocalOnnxEmbedder:
     model_name = LOCAL_MODEL_NAME
     dims = LOCAL_DIMS

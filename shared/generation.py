@@ -16,6 +16,7 @@ import re
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import networkx as nx
 from pydantic import BaseModel
@@ -67,6 +68,9 @@ class Manifest(BaseModel):
     xref_edges: int
     sibling_edges: int
     partial: bool = False  # built from part of the manual (--limit or chosen sections)
+    # What holds a vector: every chunk; each page's first chunk only (a manual ingested to
+    # route to: settings.ingest.page_vectors); nothing (keywords only). Older manifests: chunks.
+    vectors: Literal["chunks", "pages", "none"] = "chunks"
 
 
 class Generation(BaseModel):

@@ -20,6 +20,7 @@ import numpy as np
 
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
+from shared.contracts.corpus import chunk_id as chunk_id_of
 from shared.embeddings import base_embedder, embedder_identity
 from shared.generation import CURRENT, canonical_manual, collection_dir, load_generation, load_graph, serving_path
 from shared.stores import bm25_store, uses_servers, vector_store
@@ -46,6 +47,7 @@ class CorpusIndex:
         self.generation: str = loaded.manifest.generation
         self.title: str = loaded.manifest.title
         self.embed_model: str = loaded.manifest.embed_model
+        self.vector_level = loaded.manifest.vectors
         self.pages: dict[str, Page] = loaded.pages
         self.chunks: dict[str, Chunk] = loaded.chunks
         self._xrefs: dict[str, list[CrossRef]] = {}
@@ -107,7 +109,12 @@ class CorpusIndex:
         return self._vectors.search(vector, k)
 
     def chunk_vector(self, chunk_id: str) -> np.ndarray:
+        """The chunk's vector; in a routing-only manual (one vector per page, kept under the
+        page's first chunk: settings.ingest.page_vectors) its page's. KeyError when neither is
+        stored (a manual indexed for keywords only)."""
         vector = self._vectors.vector(chunk_id)
+        if vector is None:
+            vector = self._vectors.vector(chunk_id_of(section_of(chunk_id), 0))
         if vector is None:
             raise KeyError(chunk_id)
         return vector

@@ -149,13 +149,26 @@ EVIDENCE_DEPTH = 20  # hits per manual looked at for a question's evidence
 EVIDENCE_PAGES = 3  # best pages named per manual
 
 
-def manual_evidence(index: CorpusIndex, text: str, vector: np.ndarray | None, found: list[tuple[str, float]] | None = None) -> ManualEvidence:
+# A manual ingested to route to holds one vector per page, its first chunk's (manifest
+# ``vectors: pages``). While one is compared, every manual's dense evidence is read from its
+# pages' first chunks, so each manual's nearest three are pages: a manual searched chunk by
+# chunk has more near misses and would win on numbers alone. Hits searched for those first
+# chunks in a manual with a vector per chunk (about half its vectors are first chunks).
+PAGE_LEVEL_DEPTH = 200
+
+
+def manual_evidence(
+    index: CorpusIndex, text: str, vector: np.ndarray | None, found: list[tuple[str, float]] | None = None, page_level: bool = False
+) -> ManualEvidence:
     asked = set(query_terms(text))
     bm25 = [cid for cid, _ in index.bm25_search(" ".join(w for w in words(text) if w not in STOPWORDS), EVIDENCE_DEPTH)] if asked else []
     dense_hits = found or (
         index.search_vector(vector, EVIDENCE_DEPTH) if vector is not None else []
     )
-    top = [s for _, s in dense_hits[:3]]
+    nearest = dense_hits
+    if page_level and vector is not None and index.vector_level == "chunks":
+        nearest = [(c, s) for c, s in index.search_vector(vector, PAGE_LEVEL_DEPTH) if index.chunks[c].position == 0]
+    top = [s for _, s in nearest[:3]]
     dense = float(sum(top) / len(top)) if top else 0.0
     ranked = fuse({"bm25": bm25, "vector": [c for c, _ in dense_hits]}, 60, EVIDENCE_DEPTH)
     sections = list(dict.fromkeys(section_of(h.chunk_id) for h in ranked))
@@ -208,6 +221,7 @@ def evidence_by_part(
     others = other_manuals(settings, home)
     if not others:
         return []
+    page_level = any(i.vector_level == "pages" for i in [home, *others])
     out = []
     for part in scope.routing_parts(query.question):
         if not settings.retrieval.use_vectors:
@@ -216,9 +230,9 @@ def evidence_by_part(
             vector = np.asarray(retrieved.query_vector, dtype=np.float32)
         else:
             vector = question_vector(home, part, [])
-        evidence = {home.manual: manual_evidence(home, part, vector, (nearest or {}).get(part))}
+        evidence = {home.manual: manual_evidence(home, part, vector, (nearest or {}).get(part), page_level)}
         # a part the home manual answers well stays home whatever the others say: skip them
         if not all(has_vectors(i) for i in others) or evidence[home.manual].score < scope.ROUTE_HOME_CEILING:
-            evidence.update({index.manual: manual_evidence(index, part, vector) for index in others})
+            evidence.update({index.manual: manual_evidence(index, part, vector, page_level=page_level) for index in others})
         out.append((part, evidence))
     return out

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingest_worker.ingest import LOCK_FILE, IngestError, run_ingest
@@ -269,3 +270,32 @@ def test_all_three_manuals_ingest_each_into_its_own_collection(tmp_path: Path, c
         assert sorted(index.pages) == sections and index.chunks
         assert {c.manual for c in index.chunks.values()} == {manual}
         assert index.bm25_search(index.chunks[next(iter(index.chunks))].text[:80], 1)
+
+
+def test_a_routing_manual_gets_one_vector_per_page_and_a_settings_change_is_reingested(tmp_path: Path, corpus_dir: Path, settings_for: Callable[..., Settings]) -> None:
+    bim = "business-income-manual"
+    source = small_corpus(corpus_dir, tmp_path / "corpus", {bim: ["BIM14000", "BIM85620", "BIM85625"]})
+    settings = settings_for(tmp_path / "data")
+    assert bim in settings.ingest.page_vectors  # routed to, not answered from: the default
+    summary = run_ingest(settings, str(source), bim)
+    index = CorpusIndex.open(settings, bim)
+    assert len(index.chunks) > len(index.pages)  # BIM85625 has several chunks: one vector would be fewer
+    firsts = {c.id for c in index.chunks.values() if c.position == 0}
+    assert set(index.chunk_vectors(list(index.chunks))) == firsts and len(firsts) == len(index.pages)
+    assert summary.model_embedded <= len(firsts) and index.vector_level == "pages"  # routing reads its level
+    # Each page's vector is found by its own title (the routing evidence reads nearest vectors).
+    hits = index.search_vector(np.asarray(index.embed_query(index.pages["BIM14000"].title)), 1)
+    assert hits[0][0] == "BIM14000#c0"
+    # A chunk without a vector of its own is scored by its page's: the manual can still be asked.
+    assert np.array_equal(index.chunk_vector("BIM85625#c2"), index.chunk_vector("BIM85625#c0"))
+
+    # Every chunk embedded when the manual is no longer routing-only, with no page re-parsed ...
+    every = settings.model_copy(deep=True)
+    every.ingest.page_vectors = []
+    summary = run_ingest(every, str(source), bim)
+    index = CorpusIndex.open(every, bim)
+    assert summary.reparsed == 0 and set(index.chunk_vectors(list(index.chunks))) == set(index.chunks)
+    # ... and back to one per page from the cache alone.
+    summary = run_ingest(settings, str(source), bim)
+    assert summary.model_embedded == 0
+    assert set(CorpusIndex.open(settings, bim).chunk_vectors(list(index.chunks))) == firsts

@@ -192,3 +192,17 @@ def test_a_keywords_only_ingest_has_no_vectors_and_routing_reads_its_keywords(co
     evidence = manual_evidence(index, "farming losses restriction after five years", None)
     assert not evidence.has_vectors and evidence.dense == 0.0 and evidence.coverage > 0.5
     assert evidence.pages and evidence.pages[0].section_id.startswith("BIM856")
+
+
+def test_page_level_evidence_reads_a_chunk_level_manual_from_its_pages_first_chunks(slice_settings) -> None:
+    from services.stages.retrieval import manual_evidence  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+
+    index = CorpusIndex.open(slice_settings, EIM)
+    assert index.vector_level == "chunks"
+    later = next(c for c in index.chunks.values() if c.position > 0)
+    vector = index.chunk_vector(later.id)  # a question that is exactly a later chunk
+    firsts = sorted((float(index.chunk_vector(c.id) @ vector) for c in index.chunks.values() if c.position == 0), reverse=True)
+    assert manual_evidence(index, later.text[:200], vector).dense > sum(firsts[:3]) / 3  # its own chunk is among the nearest
+    # Compared with a routing-only manual (one vector per page), only pages' first chunks count.
+    assert manual_evidence(index, later.text[:200], vector, page_level=True).dense == pytest.approx(sum(firsts[:3]) / 3, abs=1e-5)

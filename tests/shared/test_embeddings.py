@@ -18,6 +18,8 @@ from shared.embeddings import (
     LocalOnnxEmbedder,
     MistralEmbedder,
     _local_embedder,
+    _untruncated_tokenizer,
+    clip_tokens,
     get_embedder,
 )
 from tests.support.mistral_standin import MistralStandin
@@ -52,6 +54,19 @@ def test_local_embedder_batching_and_truncation_do_not_change_vectors(local: Loc
     assert np.allclose(together[1], together[3], atol=1e-6)
     batches = local._batches(local.tokenizer.encode_batch([long] * 20 + [short] * 100))
     assert all(len(b) * max(len(local.tokenizer.encode(long if i < 20 else short).ids) for i in b) <= local.batch_tokens for b in batches)
+
+
+def test_clip_tokens_keeps_the_start_the_model_would_read() -> None:
+    tokens = _untruncated_tokenizer()
+    long = "Business Income Manual > Farming losses\nRelief for farming losses is restricted after five consecutive years of loss. " * 12
+    for limit in (16, 128):
+        clipped = clip_tokens(long, limit)
+        assert long.startswith(clipped) and clipped.strip()
+        read = len(tokens.encode(clipped).ids)
+        assert limit - 1 <= read <= limit  # cut at a token's end: nothing past the limit, little short of it
+    short = "Farming losses"
+    assert clip_tokens(short, 128) == short
+    assert clip_tokens(long, 10_000) == long
 
 
 def test_cache_embeds_each_text_once(tmp_path: Path, local: LocalOnnxEmbedder) -> None:
