@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from shared.contracts.api import Refusal
 from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
-from shared.contracts.pipeline import Draft
+from shared.contracts.pipeline import Draft, DraftSentence
 from shared.contracts.refusals import (
     ConflictEvidence,
     ConflictOption,
@@ -343,6 +343,7 @@ def conflict(
     paragraphs: dict[str, Paragraph],
     illustrative: frozenset[str] = frozenset(),
     cases: dict[str, Case] | None = None,
+    candidates: Sequence[DraftSentence] = (),
 ) -> Refusal | None:
     """The answer's pages give different amounts for what the question asks, in cases
     (``cases``: section id -> what the page is about) the question does not settle; or None.
@@ -352,22 +353,34 @@ def conflict(
     pence, per cent), the amounts differ, they speak of the same quantity (their words
     overlap), they are not two periods of one rule (both dated, differently), and the
     question names neither page's case. Table rows, worked examples (``illustrative``) and
-    headings carry each case's own figures and never count."""
+    headings carry each case's own figures and never count.
+
+    ``candidates``: statements of pages retrieval found for the question that selection
+    left out (``candidate_statements``). Whether the manual states the asked quantity for
+    another case should not hang on a close call in selection, so an answer statement is
+    also checked against these (never two candidates against each other: the answer must
+    state the quantity itself)."""
     if not could_conflict(question):
         return None
     cases = cases or {}
-    statements = []
-    for s in draft.sentences:
-        if s.role != "answer" or not s.citations:
-            continue
-        cited = paragraphs.get(s.citations[0])
-        if cited is None or cited.kind in {"table", "heading"} or s.citations[0] in illustrative:
-            continue
-        found = amounts(s.text)
-        if found and len({_kind(a) for a in found}) == 1:
-            statements.append((s, frozenset(found)))
+
+    def stated(sentences: Sequence[DraftSentence]) -> list[tuple[DraftSentence, frozenset[str]]]:
+        out = []
+        for s in sentences:
+            if s.role != "answer" or not s.citations:
+                continue
+            cited = paragraphs.get(s.citations[0])
+            if cited is None or cited.kind in {"table", "heading"} or s.citations[0] in illustrative:
+                continue
+            found = amounts(s.text)
+            if found and len({_kind(a) for a in found}) == 1:
+                out.append((s, frozenset(found)))
+        return out
+
+    statements = stated(draft.sentences)
+    others = stated(candidates)
     for i, (a, fa) in enumerate(statements):
-        for b, fb in statements[i + 1 :]:
+        for b, fb in [*statements[i + 1 :], *others]:
             pa, pb = section_of(a.citations[0]), section_of(b.citations[0])
             if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
                 continue

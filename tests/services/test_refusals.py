@@ -249,6 +249,47 @@ def test_conflict_on_real_pages_laundering_flat_rates_for_two_occupations(corpus
     assert conflict("How much can a nurse deduct for laundering her uniform?", draft, paragraphs, cases=cases) is None
 
 
+def test_an_answer_statement_conflicts_with_a_candidate_page_selection_left_out() -> None:
+    draft = _draft((PARAS["EIM1#c0.p0"].text, "EIM1#c0.p0"))
+    candidate = DraftSentence(text=PARAS["EIM2#c0.p0"].text, citations=["EIM2#c0.p0"])
+    question = "How much can a long service award be worth?"
+    assert conflict(question, draft, PARAS) is None  # the answer alone states one figure
+    refusal = conflict(question, draft, PARAS, candidates=[candidate])
+    assert refusal is not None and [o.section_id for o in refusal.evidence.options] == ["EIM1", "EIM2"]
+    # two candidates never conflict between themselves: the answer must state the quantity
+    other = DraftSentence(text="The exempt amount for a long service award is \u00a330 per year of service.", citations=["EIM3#c0.p0"])
+    paras = {**PARAS, "EIM3#c0.p0": Paragraph(id="EIM3#c0.p0", text=other.text)}
+    unrelated = _draft(("Mileage payments are exempt up to 45p a mile.", "EIM1#c0.p0"))
+    assert conflict(question, unrelated, paras, candidates=[candidate, other]) is None
+    # a candidate in a table or a worked example does not count
+    assert conflict(question, draft, PARAS, illustrative=frozenset({"EIM2#c0.p0"}), candidates=[candidate]) is None
+
+
+def test_a_left_out_nurses_page_makes_the_uniform_laundering_figure_a_conflict(corpus_dir, settings_for, tmp_path) -> None:
+    """Selection may keep the fire officers' page (\u00a380) and drop the nurses' (\u00a3100): the
+    conflict check still reads the dropped candidate on the asked subject, on real pages."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages.stitching import candidate_statements, cases  # noqa: PLC0415
+
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(corpus_dir), "employment-income-manual", sections={"EIM67240", "EIM63650"})
+    index = CorpusIndex.open(settings)
+    fire = index.paragraph("EIM63650#c0.p4")
+    draft = _draft((fire.text, fire.id))
+    question = "How much relief do I get for washing my work uniform? Just the one annual figure."
+    assert conflict(question, draft, {fire.id: fire}, cases=cases(index, ["EIM63650"])) is None
+    candidates, paragraphs = candidate_statements(question, index, ["EIM67240"])
+    assert candidates and all(c.citations[0] in paragraphs for c in candidates)
+    refusal = conflict(question, draft, {fire.id: fire, **paragraphs}, cases=cases(index, ["EIM63650", "EIM67240"]), candidates=candidates)
+    assert refusal is not None and refusal.category == "conflict"
+    options = refusal.evidence.options
+    assert [(o.section_id, o.value) for o in options][0] == ("EIM63650", "\u00a380")
+    assert options[1].section_id == "EIM67240" and "\u00a3100" in options[1].value and "nurses" in options[1].condition
+    # naming the case settles it; a candidate page whose title names nothing asked is not read
+    assert conflict(f"{question} {options[0].condition}", draft, {fire.id: fire, **paragraphs}, cases=cases(index, ["EIM63650", "EIM67240"]), candidates=candidates) is None
+    assert candidate_statements("How much can I claim back?", index, ["EIM67240"]) == ([], {})
+
+
 STATS = CorpusStats(["Salary sacrifice and PAYE settlement agreements (PSAs).", "A relocation allowance of \u00a38,000 is exempt."])
 
 
