@@ -263,20 +263,41 @@ def _score(e: ManualEvidence, evidence: dict[str, ManualEvidence]) -> float:
     return e.score if all(x.has_vectors for x in evidence.values()) else e.keyword_score
 
 
-def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str) -> ManualEvidence | None:
-    """The other manual that answers clearly better than the home manual, or None."""
+# The question's own words as evidence: a part that says it is about a self-employed trade
+# ("if I were self-employed", "as a sole trader") has no claim on the Employment Income
+# Manual's benefit of the doubt, so the manual covering that regime needs only to answer it
+# better than the home manual, not better by the margin that guards close calls on the scores
+# alone. (The vocabulary of the regime, as in _OTHER_REGIMES, not of any question.)
+_OWN_MARKERS: dict[str, re.Pattern[str]] = {
+    "business-income-manual": re.compile(
+        r"\b(?:self[- ]employ\w*|sole traders?|freelanc\w*|trading (?:profits?|income|loss(?:es)?))\b", re.I
+    ),
+}
+
+
+def marks(part: str, manual: str) -> bool:
+    """Whether the part names the regime ``manual`` covers in its own words."""
+    pattern = _OWN_MARKERS.get(manual)
+    return bool(pattern and pattern.search(part))
+
+
+def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str, part: str = "") -> ManualEvidence | None:
+    """The other manual that answers clearly better than the home manual (or better at all,
+    when the part names that manual's regime itself: ``marks``), or None."""
     others = [e for m, e in evidence.items() if m != home]
     if not others or home not in evidence:
         return None
     if all(e.has_vectors for e in evidence.values()):
         best = max(others, key=lambda e: e.score)
         home_score = evidence[home].score
-        if best.score >= ROUTE_FLOOR and best.score - home_score >= ROUTE_MARGIN and home_score < ROUTE_HOME_CEILING:
+        margin = 0.0 if marks(part, best.manual) else ROUTE_MARGIN
+        if best.score >= ROUTE_FLOOR and best.score - home_score > margin and home_score < ROUTE_HOME_CEILING:
             return best
         return None
     best = max(others, key=lambda e: e.keyword_score)
     home_score = evidence[home].keyword_score
-    if best.keyword_score - home_score >= KEYWORD_MARGIN and home_score < KEYWORD_HOME_CEILING:
+    margin = 0.0 if marks(part, best.manual) else KEYWORD_MARGIN
+    if best.keyword_score - home_score > margin and home_score < KEYWORD_HOME_CEILING:
         return best
     return None
 
@@ -288,7 +309,7 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     for part, evidence in parts:
         if len(set(query_terms(part)) - _FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
-        best = belongs_elsewhere(evidence, home)
+        best = belongs_elsewhere(evidence, home, part)
         if best is not None:
             routes.append(
                 Route(

@@ -136,7 +136,8 @@ def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
 
 def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> None:
     question = "As a sole trader, what are my trading profits?"
-    parts = [(question, {EIM: _evidence(EIM, 0.5), BIM: _evidence(BIM, 0.52)})]
+    # named as a trade, but the Business Income Manual does not answer it better
+    parts = [(question, {EIM: _evidence(EIM, 0.52), BIM: _evidence(BIM, 0.5)})]
     routes, refusal = route(question, parts, EIM)
     assert routes == [] and refusal is not None and refusal.evidence.subjects == ["self-employed trading income"]
 
@@ -188,3 +189,23 @@ def test_a_keywords_only_ingest_has_no_vectors_and_routing_reads_its_keywords(co
     evidence = manual_evidence(index, "farming losses restriction after five years", None)
     assert not evidence.has_vectors and evidence.dense == 0.0 and evidence.coverage > 0.5
     assert evidence.pages and evidence.pages[0].section_id.startswith("BIM856")
+
+
+def test_a_part_naming_the_self_employed_regime_needs_only_to_be_answered_better_elsewhere() -> None:
+    """Within the margin, scores alone keep a question home; a part that says in its own
+    words it is about a self-employed trade goes to the manual for that trade when that
+    manual answers it better at all (never when the home manual answers it as well or better)."""
+    close = {EIM: _evidence(EIM, 0.60), BIM: _evidence(BIM, 0.60 + ROUTE_MARGIN / 2)}
+    plain = "could I deduct the moving costs of my premises from my profits?"
+    marked = "if I were self-employed, could I deduct the moving costs of my premises from my profits?"
+    assert route(plain, [(plain, close)], EIM) == ([], None)
+    routes, refusal = route(marked, [(marked, close)], EIM)
+    assert [r.manual for r in routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
+    behind = {EIM: _evidence(EIM, 0.62), BIM: _evidence(BIM, 0.60)}
+    assert route(marked, [(marked, behind)], EIM) == ([], None)
+    # the marker names the Business Income Manual's regime: it gives no such pass to another manual
+    sam_close = {EIM: _evidence(EIM, 0.60), SAM: _evidence(SAM, 0.60 + ROUTE_MARGIN / 2)}
+    assert route(marked, [(marked, sam_close)], EIM) == ([], None)
+    # nor past the home manual's ceiling
+    strong_home = {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.01)}
+    assert route(marked, [(marked, strong_home)], EIM) == ([], None)
