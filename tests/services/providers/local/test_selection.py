@@ -52,3 +52,20 @@ def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # no
     assert len(kept) > 1 and [p.section_id for p in select(state.query, state.rollup, one, vector).pages] == [kept[0].section_id]
     off_topic = _tuned(slice_settings, min_relevance=10.0)
     assert select(state.query, state.rollup, off_topic, vector).pages == []
+
+
+def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(slice_settings) -> None:  # noqa: ANN001
+    """Title evidence: with the cosine floor out of reach, a question whose words a candidate
+    page's title holds is still on topic; without that evidence it is not, and a question
+    that names nothing in any title stays off topic."""
+    def kept(question: str, settings: Settings) -> list[str]:
+        state = new_state(QuestionRequest(question=question), settings)
+        for stage in STAGES[:3]:
+            state = run_stage(stage, state, settings)
+        return [p.section_id for p in select(state.query, state.rollup, settings, state.retrieval.query_vector).pages]
+
+    unreachable = _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1)
+    titled = "What are the rules on long service testimonial awards: form of qualifying awards?"
+    assert "EIM01502" in kept(titled, unreachable)
+    assert kept(titled, _tuned(unreachable, title_on_topic=1.01)) == []
+    assert kept("How tall is the tallest mountain in the Alps?", _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1)) == []
