@@ -265,6 +265,26 @@ def test_an_answer_statement_conflicts_with_a_candidate_page_selection_left_out(
     assert conflict(question, draft, PARAS, illustrative=frozenset({"EIM2#c0.p0"}), candidates=[candidate]) is None
 
 
+def test_a_table_row_counts_only_when_it_names_its_period_and_every_conflicting_case_is_an_option() -> None:
+    paras = {
+        "EIM1#c0.p0": Paragraph(id="EIM1#c0.p0", kind="table", text="Year Amount per year"),
+        "EIM2#c0.p0": Paragraph(id="EIM2#c0.p0", text="x"),
+        "EIM3#c0.p0": Paragraph(id="EIM3#c0.p0", text="y"),
+    }
+    row = _draft(("2008/09 onwards: amount per year \u00a360.", "EIM1#c0.p0"))
+    nurses = DraftSentence(text="The amount of the deduction is \u00a3100 per year from 2008/09 onwards.", citations=["EIM2#c0.p0"])
+    fire = DraftSentence(text="The amount of the deduction is \u00a380.", citations=["EIM3#c0.p0"])
+    question = "How much can I deduct for laundering?"
+    refusal = conflict(question, row, paras, candidates=[nurses, fire])
+    assert refusal is not None
+    assert [(o.section_id, o.value) for o in refusal.evidence.options] == [("EIM1", "\u00a360"), ("EIM2", "\u00a3100"), ("EIM3", "\u00a380")]
+    assert refusal.evidence.differing == ["\u00a3100", "\u00a360", "\u00a380"]
+    undated = _draft(("Band A: amount per year \u00a360.", "EIM1#c0.p0"))  # a row keyed by a case: that case's own figure
+    assert conflict(question, undated, paras, candidates=[nurses]) is None
+    earlier = _draft(("1998/99 to 2007/08: amount per year \u00a345.", "EIM1#c0.p0"))  # no period in common
+    assert conflict(question, earlier, paras, candidates=[nurses]) is None
+
+
 def test_a_left_out_nurses_page_makes_the_uniform_laundering_figure_a_conflict(corpus_dir, settings_for, tmp_path) -> None:
     """Selection may keep the fire officers' page (\u00a380) and drop the nurses' (\u00a3100): the
     conflict check still reads the dropped candidate on the asked subject, on real pages."""
