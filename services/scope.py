@@ -283,7 +283,8 @@ def marks(part: str, manual: str) -> bool:
 
 def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str, part: str = "") -> ManualEvidence | None:
     """The other manual that answers clearly better than the home manual (or better at all,
-    when the part names that manual's regime itself: ``marks``), or None."""
+    when the part, with the situation it is asked in, names that manual's regime itself:
+    ``marks``), or None."""
     others = [e for m, e in evidence.items() if m != home]
     if not others or home not in evidence:
         return None
@@ -306,10 +307,13 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     """Routes for the parts another manual covers, and the out_of_scope refusal when that
     is every part (nothing is left for the home manual to answer)."""
     routes = []
+    # the question's statements are the situation every part is asked in ("I'm leaving my job
+    # to work freelance. ... which costs of my new business can I claim?")
+    situation = " ".join(c for c in clauses(question) if not asks(c))
     for part, evidence in parts:
         if len(set(query_terms(part)) - _FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
-        best = belongs_elsewhere(evidence, home, part)
+        best = belongs_elsewhere(evidence, home, f"{situation} {part}")
         if best is not None:
             routes.append(
                 Route(

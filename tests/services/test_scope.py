@@ -209,3 +209,19 @@ def test_a_part_naming_the_self_employed_regime_needs_only_to_be_answered_better
     # nor past the home manual's ceiling
     strong_home = {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.01)}
     assert route(marked, [(marked, strong_home)], EIM) == ([], None)
+
+
+def test_a_life_events_parts_are_asked_in_the_situation_its_statements_describe() -> None:
+    """'I'm leaving my job to work freelance.' marks every part asked after it: the part the
+    Business Income Manual answers (a little) better goes there, the employment part stays."""
+    question = "I'm leaving my job to work freelance. Is the bonus my employer pays on my last day taxable, and which running costs of my new business can I claim?"
+    asked = question_parts(question)
+    assert len(asked) == 2
+    evidence = [
+        {EIM: _evidence(EIM, 0.66), BIM: _evidence(BIM, 0.60)},
+        {EIM: _evidence(EIM, 0.70), BIM: _evidence(BIM, 0.70 + ROUTE_MARGIN / 2)},
+    ]
+    routes, refusal = route(question, list(zip(asked, evidence)), EIM)
+    assert refusal is None and [(r.part, r.manual) for r in routes] == [(asked[1], BIM)]
+    plain = question.replace("to work freelance", "next month")
+    assert route(plain, list(zip(question_parts(plain), evidence)), EIM) == ([], None)
