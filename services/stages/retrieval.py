@@ -136,6 +136,13 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
     parts = evidence_by_part(scoped, state.retrieval, settings) if has_own_subject(scoped.question) or scoped is state.query else []
     state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
+    routed = {r.part for r in state.routes}
+    rest = [part for part, _ in parts if part not in routed]
+    if refusal is None and routed and rest and scoped is state.query:
+        # A life event: this manual answers only the parts left to it. Searched whole, the
+        # routed part's words (a van, a new business) would pull in pages for that part.
+        state.query = state.query.model_copy(update={"question": " ".join(rest), "asked": state.query.question})
+        state.retrieval = retrieve(state.query, settings, state.context)
     return state
 
 
