@@ -339,11 +339,14 @@ def could_conflict(question: str) -> bool:
 
 
 Stated = tuple[DraftSentence, frozenset[str]]
+_GIVES_EXAMPLE = re.compile(r"\W*(?:for\s+example|for\s+instance|e\.?g\.?)\b", re.I)
 
 
-def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case]) -> tuple[str, str] | None:
+def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case], b_states_a: bool = False) -> tuple[str, str] | None:
     """The two cases' labels when statements ``a`` and ``b`` give different amounts for one
-    quantity on two pages the question does not choose between; else None."""
+    quantity on two pages the question does not choose between; else None. ``b_states_a``:
+    ``b`` must say everything ``a`` says (a left-out page restating the answer's quantity for
+    its own case; a shorter sentence there, "R is a rate of 5p per mile", names too little)."""
     (sa, fa), (sb, fb) = a, b
     pa, pb = section_of(sa.citations[0]), section_of(sb.citations[0])
     if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
@@ -351,7 +354,7 @@ def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case]) ->
     if _periods(sa.text) and _periods(sb.text) and not _periods(sa.text) & _periods(sb.text):
         return None  # two periods of one rule
     wa, wb = _words_only(sa.text), _words_only(sb.text)
-    if len(wa & wb) < MIN_SHARED_WORDS or (wa - wb and wb - wa):
+    if len(wa & wb) < MIN_SHARED_WORDS or (wa - wb and wb - wa) or (b_states_a and wa - wb):
         return None
     ca = cases.get(pa, Case(title=pa, lead="", text=sa.text))
     cb = cases.get(pb, Case(title=pb, lead="", text=sb.text))
@@ -400,6 +403,8 @@ def conflict(
                 continue
             if cited.kind == "table" and not years_named(s.text):
                 continue
+            if _GIVES_EXAMPLE.match(s.text):
+                continue  # an illustration's figures are the example's, as in a worked example
             found = amounts(s.text)
             if found and len({_kind(x) for x in found}) == 1:
                 out.append((s, frozenset(found)))
@@ -409,7 +414,7 @@ def conflict(
     others = stated(candidates)
     for i, a in enumerate(statements):
         for b in [*statements[i + 1 :], *others]:
-            labels = _conflicting(question, a, b, cases)
+            labels = _conflicting(question, a, b, cases, b_states_a=b in others)
             if labels is None:
                 continue
             chosen = [(a, labels[0]), (b, labels[1])]
@@ -417,7 +422,7 @@ def conflict(
                 pages = {section_of(x.citations[0]) for (x, _), _ in chosen}
                 if section_of(c[0].citations[0]) in pages:
                     continue
-                extra = next((found for found in (_conflicting(question, x, c, cases) for x, _ in chosen) if found), None)
+                extra = next((found for found in (_conflicting(question, x, c, cases, b_states_a=c in others) for x, _ in chosen) if found), None)
                 if extra is not None:
                     chosen.append((c, extra[1]))
             return _conflict_refusal(chosen, paragraphs)

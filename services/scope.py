@@ -221,7 +221,7 @@ KEYWORD_HOME_CEILING = 1.0
 # something everywhere: its evidence cannot tell manuals apart, so it is never routed.
 ROUTE_MIN_TERMS = 2
 # Words that frame a question about any subject, not the subject itself.
-_FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
+FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
 
 # Where a question's clauses part: after a sentence, at a dash or semicolon, and at "and"
 # before a new question ("... taxable and how do I register?").
@@ -311,7 +311,7 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     # to work freelance. ... which costs of my new business can I claim?")
     situation = " ".join(c for c in clauses(question) if not asks(c))
     for part, evidence in parts:
-        if len(set(query_terms(part)) - _FRAME_WORDS) < ROUTE_MIN_TERMS:
+        if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
         best = belongs_elsewhere(evidence, home, f"{situation} {part}")
         if best is not None:

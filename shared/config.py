@@ -95,7 +95,7 @@ class LocalSelectionSettings(BaseModel):
     # Asked "what are the rules on <title>?", 98.6% of the manual's own page titles hold at
     # least 0.7 of the question's weight themselves; a question about another tax or a rule the
     # manual lacks finds at most about half its weight in any one title of the manual.
-    title_on_topic: float = Field(0.7, description="a candidate page title holding this idf-weighted share of the question's own terms (two or more of them) makes it on topic whatever the cosine")
+    title_on_topic: float = Field(0.7, description="a candidate page title holding this idf-weighted share of the question's own subject terms makes it on topic whatever the cosine")
     keep_ratio: float = Field(0.72, description="recall-greedy keeps pages within this share of the best page")
     linked_ratio: float = Field(0.55, description="the share a page the kept pages link to needs")
     rate_figures_relief: float = Field(0.07, description="less share needed by a page with figures for a rate question")

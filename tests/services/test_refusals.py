@@ -273,7 +273,7 @@ def test_a_table_row_counts_only_when_it_names_its_period_and_every_conflicting_
     }
     row = _draft(("2008/09 onwards: amount per year \u00a360.", "EIM1#c0.p0"))
     nurses = DraftSentence(text="The amount of the deduction is \u00a3100 per year from 2008/09 onwards.", citations=["EIM2#c0.p0"])
-    fire = DraftSentence(text="The amount of the deduction is \u00a380.", citations=["EIM3#c0.p0"])
+    fire = DraftSentence(text="From 2008/09 onwards the amount per year of the deduction for fire officers is \u00a380.", citations=["EIM3#c0.p0"])
     question = "How much can I deduct for laundering?"
     refusal = conflict(question, row, paras, candidates=[nurses, fire])
     assert refusal is not None
@@ -283,6 +283,20 @@ def test_a_table_row_counts_only_when_it_names_its_period_and_every_conflicting_
     assert conflict(question, undated, paras, candidates=[nurses]) is None
     earlier = _draft(("1998/99 to 2007/08: amount per year \u00a345.", "EIM1#c0.p0"))  # no period in common
     assert conflict(question, earlier, paras, candidates=[nurses]) is None
+
+
+def test_a_left_out_page_must_restate_the_answers_quantity_and_an_inline_example_never_counts() -> None:
+    """A left-out page's sentence must say all the answer's statement says ("R is a rate of
+    5p per mile" names too little to be the same quantity); an illustration's figures are the
+    example's, whether under an example heading or introduced by 'for example'."""
+    answer = _draft(("The maximum tax-free amount per business mile is the approved rate of 45p.", "EIM1#c0.p0"))
+    short = DraftSentence(text="R is a rate of 5p per mile.", citations=["EIM2#c0.p0"])
+    question = "How much can my employer pay me per mile?"
+    assert conflict(question, answer, PARAS, candidates=[short]) is None
+    restated = DraftSentence(text="For passengers, the maximum tax-free amount per business mile is the approved rate of 5p.", citations=["EIM2#c0.p0"])
+    assert conflict(question, answer, PARAS, candidates=[restated]) is not None
+    example = _draft(("For example, the maximum tax-free amount per business mile is the approved rate of 45p.", "EIM1#c0.p0"))
+    assert conflict(question, example, PARAS, candidates=[restated]) is None
 
 
 def test_a_left_out_nurses_page_makes_the_uniform_laundering_figure_a_conflict(corpus_dir, settings_for, tmp_path) -> None:

@@ -18,7 +18,7 @@ from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_parts, question_weights
 from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
 from services.providers.local.units import EXAMPLE_TITLE
-from services.scope import employment_tie
+from services.scope import FRAME_WORDS, employment_tie
 from services.text.terms import corpus_stats, query_terms, terms
 
 
@@ -67,7 +67,9 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
     weights = question_weights(query.question, corpus_stats(index), tuning.expansion_weight)
-    own = {t: weights[t] for t in query_terms(query.question) if t in weights}  # without the manual's other words for them
+    # the question's own subject terms: not the manual's other words for them, nor the words
+    # that frame any question ("rules", "treatment")
+    own = {t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS}
     vector = None
     if settings.retrieval.use_vectors and rollup.pages:
         vector = question_vector(index, query.question, carried_vector)
@@ -88,10 +90,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        titled = set(terms(title))
-        # a title naming one word of the question names too much ("Cars"): no title evidence
-        share = coverage(own, titled) if len(own.keys() & titled) >= 2 else 0.0
-        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, share))
+        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, coverage(own, set(terms(title)))))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
     # link to gains (one step of link analysis over the candidate set).
