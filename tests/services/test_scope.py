@@ -225,3 +225,27 @@ def test_a_life_events_parts_are_asked_in_the_situation_its_statements_describe(
     assert refusal is None and [(r.part, r.manual) for r in routes] == [(asked[1], BIM)]
     plain = question.replace("to work freelance", "next month")
     assert route(plain, list(zip(question_parts(plain), evidence)), EIM) == ([], None)
+
+
+def test_a_life_event_is_answered_for_its_employment_part_only_and_routes_the_rest(corpus_dir, settings_for, tmp_path) -> None:
+    """On real pages of two manuals: the part the Business Income Manual covers is routed
+    there, and the EIM searches and answers only the part left to it (searched whole, the
+    van part's words would draw in the mileage pages); the result shows the question asked."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.dispatch import answer  # noqa: PLC0415
+    from shared.contracts.api import QuestionRequest  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    eim_pages = ["EIM03600", "EIM03601", "EIM03605", "EIM31200", "EIM31240", "EIM31235"]
+    source = small_corpus(corpus_dir, tmp_path / "corpus", {EIM: eim_pages, BIM: ["BIM75000", "BIM75001", "BIM75005", "BIM75010"]})
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(source), EIM)
+    run_ingest(settings, str(source), BIM)
+    question = (
+        "I'm leaving my job to work freelance. Is a payment from my employer for a restrictive covenant taxable, "
+        "and which costs of using my own van in the new business can I claim at the simplified flat rates?"
+    )
+    result = answer(QuestionRequest(question=question), settings)
+    assert result.status == "answered" and result.question == question
+    assert [r.manual for r in result.routes] == [BIM] and "van" in result.routes[0].part
+    assert result.citations and all(c.section_id.startswith("EIM036") for c in result.citations), [c.section_id for c in result.citations]
