@@ -246,6 +246,12 @@ def clauses(question: str) -> list[str]:
 MIN_PART_TERMS = 3
 
 
+def situation(question: str) -> str:
+    """The question's statements: the situation every part is asked in ("I'm leaving my job
+    to work freelance. ... which costs of my new business can I claim?")."""
+    return " ".join(c for c in clauses(question) if not asks(c))
+
+
 def question_parts(question: str) -> list[str]:
     """The question's asking parts ("I'm leaving my job to go self-employed; is my
     redundancy pay taxable and how do I register?" -> "is my redundancy pay taxable", the
@@ -255,7 +261,7 @@ def question_parts(question: str) -> list[str]:
     asking = [c for c in parts if asks(c)]
     if len(asking) <= 1:
         return [question]
-    context = " ".join(c for c in parts if not asks(c))
+    context = situation(question)
     return [c if len(query_terms(c)) >= MIN_PART_TERMS else f"{context} {c}".strip() for c in asking]
 
 
@@ -307,13 +313,11 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     """Routes for the parts another manual covers, and the out_of_scope refusal when that
     is every part (nothing is left for the home manual to answer)."""
     routes = []
-    # the question's statements are the situation every part is asked in ("I'm leaving my job
-    # to work freelance. ... which costs of my new business can I claim?")
-    situation = " ".join(c for c in clauses(question) if not asks(c))
+    context = situation(question)
     for part, evidence in parts:
         if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
-        best = belongs_elsewhere(evidence, home, f"{situation} {part}")
+        best = belongs_elsewhere(evidence, home, f"{context} {part}")
         if best is not None:
             routes.append(
                 Route(
