@@ -133,7 +133,9 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
         # A follow-up is routed on its own words (its topic was routed in its own turn); an
         # elliptical one names no subject of its own and stays with its subject's manual.
         scoped = state.query.model_copy(update={"question": state.context.asked})
-    parts = evidence_by_part(scoped, state.retrieval, settings) if has_own_subject(scoped.question) or scoped is state.query else []
+    # retrieval's vector is the searched question's: a follow-up routed on its own words needs its own
+    retrieved = state.retrieval if scoped is state.query else state.retrieval.model_copy(update={"query_vector": []})
+    parts = evidence_by_part(scoped, retrieved, settings) if has_own_subject(scoped.question) or scoped is state.query else []
     state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
     routed = {r.part for r in state.routes}
