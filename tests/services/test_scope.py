@@ -249,3 +249,27 @@ def test_a_life_event_is_answered_for_its_employment_part_only_and_routes_the_re
     assert result.status == "answered" and result.question == question
     assert [r.manual for r in result.routes] == [BIM] and "van" in result.routes[0].part
     assert result.citations and all(c.section_id.startswith("EIM036") for c in result.citations), [c.section_id for c in result.citations]
+
+
+def test_a_follow_up_is_routed_on_its_own_words_and_their_own_embedding(corpus_dir, settings_for, tmp_path) -> None:
+    """The stages search the follow-up with its topic carried in; routing reads the person's
+    own words, and must measure every manual with their embedding, not the searched one's
+    (which names the earlier turn's employee removal, and kept the question home)."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages import retrieval  # noqa: PLC0415
+    from shared.contracts.conversation import ConversationContext  # noqa: PLC0415
+    from shared.contracts.pipeline import PipelineState, Query  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    source = small_corpus(
+        corpus_dir, tmp_path / "corpus", {EIM: ["EIM03100", "EIM03103", "EIM03104", "EIM03105"], BIM: ["BIM42530", "BIM42531", "BIM46835"]}
+    )
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(source), EIM)
+    run_ingest(settings, str(source), BIM)
+    asked = "And if I were self-employed and moved my business premises, could I deduct the moving costs from my profits?"
+    searched = f"My employer is moving me to its London office and will pay my removal costs. {asked}"
+    state = PipelineState(query=Query(id="q", question=searched, manual=EIM), context=ConversationContext(kind="follow_up", asked=asked))
+    state = retrieval.step(state, settings)
+    assert [r.manual for r in state.routes] == [BIM] and state.refusal is not None and state.refusal.category == "out_of_scope"
+    assert state.routes[0].part == asked
