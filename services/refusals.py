@@ -358,6 +358,13 @@ def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case], b_
         return None
     ca = cases.get(pa, Case(title=pa, lead="", text=sa.text))
     cb = cases.get(pb, Case(title=pb, lead="", text=sb.text))
+    if b_states_a:
+        # a left-out page is a rival case only when its title is as much about the question
+        # as the answering page's ("car first registered before 1998" is not, beside "car
+        # without an approved CO2 emissions figure", asked about a car with no CO2 figure)
+        asked = set(query_terms(question))
+        if len(asked & set(terms(cb.title))) < len(asked & set(terms(ca.title))):
+            return None
     la, lb = _label(ca, cb), _label(cb, ca)
     if _settles(question, ca, cb, la) or _settles(question, cb, ca, lb):
         return None

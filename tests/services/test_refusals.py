@@ -299,6 +299,20 @@ def test_a_left_out_page_must_restate_the_answers_quantity_and_an_inline_example
     assert conflict(question, example, PARAS, candidates=[restated]) is None
 
 
+def test_a_left_out_page_whose_title_is_less_about_the_question_is_no_rival_case() -> None:
+    answer = _draft(("35% otherwise, for example a rotary engine.".replace("for example ", ""), "EIM1#c0.p0"))
+    candidate = DraftSentence(text="32% otherwise, a rotary engine.", citations=["EIM2#c0.p0"])
+    question = "My company car has no official CO2 figure. What percentage of the list price is used for the benefit?"
+    cases = {
+        "EIM1": Case(title="Step 5: car without an approved CO2 emissions figure", lead="", text="a car and its CO2 figure"),
+        "EIM2": Case(title="Step 5: car first registered before 1 January 1998", lead="", text="a car and its CO2 figure"),
+    }
+    assert conflict(question, answer, PARAS, cases=cases, candidates=[candidate]) is None
+    # the same sentence on a page whose title is as much about the question is a rival case
+    rival = {**cases, "EIM2": Case(title="Step 5: car registered abroad: its CO2 figure", lead="", text="a car and its CO2 figure")}
+    assert conflict(question, answer, PARAS, cases=rival, candidates=[candidate]) is not None
+
+
 def test_a_left_out_nurses_page_makes_the_uniform_laundering_figure_a_conflict(corpus_dir, settings_for, tmp_path) -> None:
     """Selection may keep the fire officers' page (\u00a380) and drop the nurses' (\u00a3100): the
     conflict check still reads the dropped candidate on the asked subject, on real pages."""
