@@ -182,7 +182,7 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
 def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     """The client's view of a finished (or refused) pipeline state."""
     # A conversation turn shows the person's own words, not the question as searched.
-    question = state.context.asked if state.context is not None else state.query.question
+    question = state.context.asked if state.context is not None else state.query.asked or state.query.question
     base = {"id": state.query.id, "question": question, "trace": state.trace}
     if state.refusal is not None:
         # conflict and stale refusals point at paragraphs: the reader can open them.

@@ -15,8 +15,9 @@ Each category means one thing (shared/contracts/refusals.py has the evidence mod
 - conflict: the answer's pages give different values for the asked quantity under
   conditions (the pages' subjects: an occupation, a kind of vehicle, ...) that the question
   does not settle. Only a question that asks for a figure can conflict, only statements of
-  a rule (not table rows, worked examples or headings) count, and a difference in wording
-  alone ("is" / "is not", step 1 / step 5) is never a conflict.
+  a rule (not worked examples, headings or table rows keyed by anything but a period) count,
+  the pages may be any the question retrieved (not only those selection kept), and a
+  difference in wording alone ("is" / "is not", step 1 / step 5) is never a conflict.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pydantic import BaseModel
 
 from shared.contracts.api import Refusal
 from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
-from shared.contracts.pipeline import Draft
+from shared.contracts.pipeline import Draft, DraftSentence
 from shared.contracts.refusals import (
     ConflictEvidence,
     ConflictOption,
@@ -329,37 +330,142 @@ def could_conflict(question: str) -> bool:
     return asks_for_figure(question) and not years_named(question)
 
 
+Stated = tuple[DraftSentence, frozenset[str]]
+_GIVES_EXAMPLE = re.compile(r"\W*(?:for\s+example|for\s+instance|e\.?g\.?)\b", re.I)
+
+
+def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case], b_states_a: bool = False) -> tuple[str, str] | None:
+    """The two cases' labels when statements ``a`` and ``b`` give different amounts for one
+    quantity on two pages the question does not choose between; else None. ``b_states_a``:
+    ``b`` must say everything ``a`` says (a left-out page restating the answer's quantity for
+    its own case; a shorter sentence there, "R is a rate of 5p per mile", names too little)."""
+    (sa, fa), (sb, fb) = a, b
+    pa, pb = section_of(sa.citations[0]), section_of(sb.citations[0])
+    if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
+        return None
+    if _periods(sa.text) and _periods(sb.text) and not _periods(sa.text) & _periods(sb.text):
+        return None  # two periods of one rule
+    wa, wb = _words_only(sa.text), _words_only(sb.text)
+    if len(wa & wb) < MIN_SHARED_WORDS or (wa - wb and wb - wa) or (b_states_a and wa - wb):
+        return None
+    ca = cases.get(pa, Case(title=pa, lead="", text=sa.text))
+    cb = cases.get(pb, Case(title=pb, lead="", text=sb.text))
+    if b_states_a:
+        # a left-out page is a rival case only when its title is as much about the question
+        # as the answering page's ("car first registered before 1998" is not, beside "car
+        # without an approved CO2 emissions figure", asked about a car with no CO2 figure)
+        asked = set(query_terms(question))
+        if len(asked & set(terms(cb.title))) < len(asked & set(terms(ca.title))):
+            return None
+    la, lb = _label(ca, cb), _label(cb, ca)
+    if _settles(question, ca, cb, la) or _settles(question, cb, ca, lb):
+        return None
+    return la, lb
+
+
 def conflict(
     question: str,
     draft: Draft,
     paragraphs: dict[str, Paragraph],
     illustrative: frozenset[str] = frozenset(),
     cases: dict[str, Case] | None = None,
+    candidates: Sequence[DraftSentence] = (),
 ) -> Refusal | None:
     """The answer's pages give different amounts for what the question asks, in cases
     (``cases``: section id -> what the page is about) the question does not settle; or None.
 
-    Only a question asking for a figure, and naming no year, can conflict. Two answer
-    sentences from different pages conflict when both state amounts of one kind (pounds,
-    pence, per cent), the amounts differ, they speak of the same quantity (their words
-    overlap), they are not two periods of one rule (both dated, differently), and the
-    question names neither page's case. Table rows, worked examples (``illustrative``) and
-    headings carry each case's own figures and never count."""
+    Only a question asking for a figure, and naming no year, can conflict. Two statements
+    from different pages conflict when both state amounts of one kind (pounds, pence, per
+    cent), the amounts differ, they speak of the same quantity (the words of one are all in
+    the other), they are not two periods of one rule (both dated, with no period in common),
+    and the question names neither page's case. Worked examples (``illustrative``) and
+    headings never count; a table row counts only when it names its period ("2008/09
+    onwards: amount per year \u00a360"): a row keyed by anything else is that case's own figure.
+
+    ``candidates``: statements of pages retrieval found for the question that selection
+    left out (``candidate_statements``). Whether the manual states the asked quantity for
+    another case should not hang on a close call in selection, so an answer statement is
+    also checked against these (never two candidates against each other: the answer must
+    state the quantity itself). Every further statement that conflicts with one of the
+    first two is an option too (the general rate, nurses, fire officers, ...)."""
     if not could_conflict(question):
         return None
     cases = cases or {}
-    statements = []
-    for s in draft.sentences:
-        if s.role != "answer" or not s.citations:
-            continue
-        cited = paragraphs.get(s.citations[0])
-        if cited is None or cited.kind in {"table", "heading"} or s.citations[0] in illustrative:
-            continue
-        found = amounts(s.text)
-        if found and len({_kind(a) for a in found}) == 1:
-            statements.append((s, frozenset(found)))
+
+    def stated(sentences: Sequence[DraftSentence]) -> list[Stated]:
+        out = []
+        for s in sentences:
+            if s.role != "answer" or not s.citations:
+                continue
+            cited = paragraphs.get(s.citations[0])
+            if cited is None or cited.kind == "heading" or s.citations[0] in illustrative:
+                continue
+            if cited.kind == "table" and not years_named(s.text):
+                continue
+            if _GIVES_EXAMPLE.match(s.text):
+                continue  # an illustration's figures are the example's, as in a worked example
+            found = amounts(s.text)
+            if found and len({_kind(x) for x in found}) == 1:
+                out.append((s, frozenset(found)))
+        return out
+
+    statements = stated(draft.sentences)
+    others = stated(candidates)
+    for i, a in enumerate(statements):
+        for b in [*statements[i + 1 :], *others]:
+            labels = _conflicting(question, a, b, cases, b_states_a=b in others)
+            if labels is None:
+                continue
+            chosen = [(a, labels[0]), (b, labels[1])]
+            for c in [*statements, *others]:
+                pages = {section_of(x.citations[0]) for (x, _), _ in chosen}
+                if section_of(c[0].citations[0]) in pages:
+                    continue
+                extra = next((found for found in (_conflicting(question, x, c, cases, b_states_a=c in others) for x, _ in chosen) if found), None)
+                if extra is not None:
+                    chosen.append((c, extra[1]))
+            return _conflict_refusal(chosen, paragraphs)
+    return None
+
+
+def _conflict_refusal(chosen: list[tuple[Stated, str]], paragraphs: dict[str, Paragraph]) -> Refusal:
+    options = [
+        ConflictOption(condition=label, value=", ".join(sorted(found)), paragraph_id=s.citations[0], section_id=section_of(s.citations[0]))
+        for (s, found), label in chosen
+    ]
+    ids = [o.paragraph_id for o in options]
+    values = [frozenset(found) for (_, found), _ in chosen]
+    return Refusal(
+        category="conflict",
+        message="The manual gives different figures for this in different cases, and the question does not say which case applies: choose one.",
+        evidence=ConflictEvidence(
+            options=options,
+            paragraph_ids=ids,
+            paragraphs=[ConflictParagraph(paragraph_id=c, section_id=section_of(c), text=paragraphs[c].text) for c in ids],
+            statements=[s.text for (s, _), _ in chosen],
+            what_would_decide="which case is yours: " + " or ".join(f"{o.condition} ({o.value})" for o in options),
+            differing=sorted(frozenset.union(*values) - frozenset.intersection(*values)),
+        ),
+    )
+    cases = cases or {}
+
+    def stated(sentences: Sequence[DraftSentence]) -> list[tuple[DraftSentence, frozenset[str]]]:
+        out = []
+        for s in sentences:
+            if s.role != "answer" or not s.citations:
+                continue
+            cited = paragraphs.get(s.citations[0])
+            if cited is None or cited.kind in {"table", "heading"} or s.citations[0] in illustrative:
+                continue
+            found = amounts(s.text)
+            if found and len({_kind(a) for a in found}) == 1:
+                out.append((s, frozenset(found)))
+        return out
+
+    statements = stated(draft.sentences)
+    others = stated(candidates)
     for i, (a, fa) in enumerate(statements):
-        for b, fb in statements[i + 1 :]:
+        for b, fb in [*statements[i + 1 :], *others]:
             pa, pb = section_of(a.citations[0]), section_of(b.citations[0])
             if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
                 continue

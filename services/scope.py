@@ -229,7 +229,7 @@ KEYWORD_HOME_CEILING = 1.0
 # something everywhere: its evidence cannot tell manuals apart, so it is never routed.
 ROUTE_MIN_TERMS = 2
 # Words that frame a question about any subject, not the subject itself.
-_FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
+FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
 
 # Where a question's clauses part: after a sentence, at a dash or semicolon, and at "and"
 # before a new question ("... taxable and how do I register?").
@@ -254,6 +254,12 @@ def clauses(question: str) -> list[str]:
 MIN_PART_TERMS = 3
 
 
+def situation(question: str) -> str:
+    """The question's statements: the situation every part is asked in ("I'm leaving my job
+    to work freelance. ... which costs of my new business can I claim?")."""
+    return " ".join(c for c in clauses(question) if not asks(c))
+
+
 def routing_parts(question: str) -> list[str]:
     """The parts of a question routed each to a manual, with its statements as context (the
     local provider's ``sub_questions`` splits for pages, without context). The asking parts
@@ -265,7 +271,7 @@ def routing_parts(question: str) -> list[str]:
     asking = [c for c in parts if asks(c)]
     if len(asking) <= 1:
         return [question]
-    context = " ".join(c for c in parts if not asks(c))
+    context = situation(question)
     return [c if len(query_terms(c)) >= MIN_PART_TERMS else f"{context} {c}".strip() for c in asking]
 
 
@@ -273,20 +279,42 @@ def _score(e: ManualEvidence, evidence: dict[str, ManualEvidence]) -> float:
     return e.score if all(x.has_vectors for x in evidence.values()) else e.keyword_score
 
 
-def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str) -> ManualEvidence | None:
-    """The other manual that answers clearly better than the home manual, or None."""
+# The question's own words as evidence: a part that says it is about a self-employed trade
+# ("if I were self-employed", "as a sole trader") has no claim on the Employment Income
+# Manual's benefit of the doubt, so the manual covering that regime needs only to answer it
+# better than the home manual, not better by the margin that guards close calls on the scores
+# alone. (The vocabulary of the regime, as in _OTHER_REGIMES, not of any question.)
+_OWN_MARKERS: dict[str, re.Pattern[str]] = {
+    "business-income-manual": re.compile(
+        r"\b(?:self[- ]employ\w*|sole traders?|freelanc\w*|trading (?:profits?|income|loss(?:es)?))\b", re.I
+    ),
+}
+
+
+def marks(part: str, manual: str) -> bool:
+    """Whether the part names the regime ``manual`` covers in its own words."""
+    pattern = _OWN_MARKERS.get(manual)
+    return bool(pattern and pattern.search(part))
+
+
+def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str, part: str = "") -> ManualEvidence | None:
+    """The other manual that answers clearly better than the home manual (or better at all,
+    when the part, with the situation it is asked in, names that manual's regime itself:
+    ``marks``), or None."""
     others = [e for m, e in evidence.items() if m != home]
     if not others or home not in evidence:
         return None
     if all(e.has_vectors for e in evidence.values()):
         best = max(others, key=lambda e: e.score)
         home_score = evidence[home].score
-        if best.score >= ROUTE_FLOOR and best.score - home_score >= ROUTE_MARGIN and home_score < ROUTE_HOME_CEILING:
+        margin = 0.0 if marks(part, best.manual) else ROUTE_MARGIN
+        if best.score >= ROUTE_FLOOR and best.score - home_score > margin and home_score < ROUTE_HOME_CEILING:
             return best
         return None
     best = max(others, key=lambda e: e.keyword_score)
     home_score = evidence[home].keyword_score
-    if best.keyword_score - home_score >= KEYWORD_MARGIN and home_score < KEYWORD_HOME_CEILING:
+    margin = 0.0 if marks(part, best.manual) else KEYWORD_MARGIN
+    if best.keyword_score - home_score > margin and home_score < KEYWORD_HOME_CEILING:
         return best
     return None
 
@@ -295,10 +323,11 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     """Routes for the parts another manual covers, and the out_of_scope refusal when that
     is every part (nothing is left for the home manual to answer)."""
     routes = []
+    context = situation(question)
     for part, evidence in parts:
-        if len(set(query_terms(part)) - _FRAME_WORDS) < ROUTE_MIN_TERMS:
+        if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
-        best = belongs_elsewhere(evidence, home)
+        best = belongs_elsewhere(evidence, home, f"{context} {part}")
         if best is not None:
             routes.append(
                 Route(

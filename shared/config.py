@@ -109,6 +109,11 @@ class LocalSelectionSettings(BaseModel):
     # near 0.49; a question in the vocabulary of jobs and pay (scope.employment_tie) is given a wider margin.
     min_similarity: float = Field(0.45, description="the best chunk's cosine with the question below which nothing is on topic")
     min_similarity_tied: float = Field(0.38, description="the same for a question in the vocabulary of jobs and pay")
+    # Asked "what are the rules on <title>?", every page title of the manual but one holds the
+    # question's subject weight (a title's own words); a question about another tax, or a rule
+    # the manual lacks, finds at most about half its weight in any one title of the manual, so
+    # the line sits between them.
+    title_on_topic: float = Field(0.7, description="a candidate page title holding this idf-weighted share of the question's own subject terms makes it on topic whatever the cosine")
     keep_ratio: float = Field(0.72, description="recall-greedy keeps pages within this share of the best page")
     linked_ratio: float = Field(0.55, description="the share a page the kept pages link to needs")
     rate_figures_relief: float = Field(0.07, description="less share needed by a page with figures for a rate question")

@@ -140,6 +140,16 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
     parts = evidence_by_part(scoped, searched, settings, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
     state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
     state.refusal = refusal
+    routed = {r.part for r in state.routes}
+    rest = [part for part, _ in parts if part not in routed]
+    if refusal is None and routed and rest and scoped is state.query:
+        # A life event: this manual answers only the parts left to it, in the situation the
+        # question describes ("I work from home two days a week. ..."). Searched whole, the
+        # routed part's words (a van, a new business) would pull in pages for that part.
+        situation = scope.situation(state.query.question)
+        searched = " ".join([situation, *(p for p in rest if situation not in p)]).strip()
+        state.query = state.query.model_copy(update={"question": searched, "asked": state.query.question})
+        state.retrieval, _ = retrieve(state.query, settings, state.context)
     return state
 
 

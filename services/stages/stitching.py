@@ -4,11 +4,13 @@ drawn only from the selected pages; then the conflict check over what the answer
 from __future__ import annotations
 
 from shared.config import Settings
-from shared.contracts.pipeline import PipelineState
+from shared.contracts.corpus import Chunk, Paragraph, section_of
+from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.index import CorpusIndex
 from services.providers.base import Provider, StitchRequest
 from services import refusals
 from services.text.sentences import split_sentences
+from services.text.terms import query_terms, terms
 from services.stages.verification import paragraphs_of
 
 
@@ -25,25 +27,58 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
         return state
     if not refusals.could_conflict(state.query.question):
         return state  # most questions: no need to read every selected page for its case
+    index = CorpusIndex.open(settings, state.query.manual)
     examples = frozenset(
         p.id
         for page in state.selection.pages
         for chunk in page.chunks
-        if "example" in " ".join(chunk.heading_path).lower()
+        if _is_example(chunk)
         for p in chunk.paragraphs
     )
-    state.refusal = refusals.conflict(state.query.question, draft, paragraphs_of(state.selection), examples, cases(state, settings))
+    paragraphs = paragraphs_of(state.selection)
+    candidates, candidate_paragraphs = candidate_statements(state.query.question, index, state.selection.dropped)
+    sections = [p.section_id for p in state.selection.pages] + list(dict.fromkeys(section_of(s.citations[0]) for s in candidates))
+    state.refusal = refusals.conflict(
+        state.query.question, draft, {**paragraphs, **candidate_paragraphs}, examples, cases(index, sections), candidates
+    )
     return state
 
 
-def cases(state: PipelineState, settings: Settings) -> dict[str, refusals.Case]:
-    """What each selected page is about (a conflict's options name them)."""
-    assert state.selection is not None
-    index = CorpusIndex.open(settings, state.query.manual)
+def _is_example(chunk: Chunk) -> bool:
+    return "example" in " ".join(chunk.heading_path).lower()
+
+
+def candidate_statements(question: str, index: CorpusIndex, dropped: list[str]) -> tuple[list[DraftSentence], dict[str, Paragraph]]:
+    """The sentences stating an amount on the candidate pages selection left out whose
+    title names a term of the question (a page on the asked subject, for another case: the
+    nurses' laundering page beside the general one), with their paragraphs by id. Worked
+    examples, tables and headings are left out as in the answer's own check."""
+    asked = set(query_terms(question))
+    sentences: list[DraftSentence] = []
+    found: dict[str, Paragraph] = {}
+    for section in dropped:
+        page = index.pages.get(section)
+        if page is None or not asked & set(terms(page.title)):
+            continue
+        for chunk in index.page_chunks(section):
+            if _is_example(chunk):
+                continue
+            for paragraph in chunk.paragraphs:
+                if paragraph.kind in {"table", "heading"}:
+                    continue
+                for sentence in split_sentences(paragraph.text):
+                    if refusals.amounts(sentence):
+                        sentences.append(DraftSentence(text=sentence, citations=[paragraph.id]))
+                        found[paragraph.id] = paragraph
+    return sentences, found
+
+
+def cases(index: CorpusIndex, sections: list[str]) -> dict[str, refusals.Case]:
+    """What each page is about (a conflict's options name them)."""
     out = {}
-    for page in state.selection.pages:
-        chunks = index.page_chunks(page.section_id)
+    for section in sections:
+        chunks = index.page_chunks(section)
         first = next((p.text for c in chunks for p in c.paragraphs if p.kind != "heading"), "")
         lead = split_sentences(first)[0] if first else ""
-        out[page.section_id] = refusals.Case(title=index.pages[page.section_id].title, lead=lead, text=" ".join(c.text for c in chunks))
+        out[section] = refusals.Case(title=index.pages[section].title, lead=lead, text=" ".join(c.text for c in chunks))
     return out

@@ -21,8 +21,11 @@ HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling", "context"]  #
 
 class Query(BaseModel):
     id: str
-    question: str
+    question: str  # what the stages search and answer
     manual: str
+    # the person's own words, when the stages answer only part of them (the rest of a life
+    # event routed to another manual); empty when they answer the question as asked
+    asked: str = ""
 
 
 class ScoredChunk(BaseModel):

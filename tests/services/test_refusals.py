@@ -249,6 +249,95 @@ def test_conflict_on_real_pages_laundering_flat_rates_for_two_occupations(corpus
     assert conflict("How much can a nurse deduct for laundering her uniform?", draft, paragraphs, cases=cases) is None
 
 
+def test_an_answer_statement_conflicts_with_a_candidate_page_selection_left_out() -> None:
+    draft = _draft((PARAS["EIM1#c0.p0"].text, "EIM1#c0.p0"))
+    candidate = DraftSentence(text=PARAS["EIM2#c0.p0"].text, citations=["EIM2#c0.p0"])
+    question = "How much can a long service award be worth?"
+    assert conflict(question, draft, PARAS) is None  # the answer alone states one figure
+    refusal = conflict(question, draft, PARAS, candidates=[candidate])
+    assert refusal is not None and [o.section_id for o in refusal.evidence.options] == ["EIM1", "EIM2"]
+    # two candidates never conflict between themselves: the answer must state the quantity
+    other = DraftSentence(text="The exempt amount for a long service award is \u00a330 per year of service.", citations=["EIM3#c0.p0"])
+    paras = {**PARAS, "EIM3#c0.p0": Paragraph(id="EIM3#c0.p0", text=other.text)}
+    unrelated = _draft(("Mileage payments are exempt up to 45p a mile.", "EIM1#c0.p0"))
+    assert conflict(question, unrelated, paras, candidates=[candidate, other]) is None
+    # a candidate in a table or a worked example does not count
+    assert conflict(question, draft, PARAS, illustrative=frozenset({"EIM2#c0.p0"}), candidates=[candidate]) is None
+
+
+def test_a_table_row_counts_only_when_it_names_its_period_and_every_conflicting_case_is_an_option() -> None:
+    paras = {
+        "EIM1#c0.p0": Paragraph(id="EIM1#c0.p0", kind="table", text="Year Amount per year"),
+        "EIM2#c0.p0": Paragraph(id="EIM2#c0.p0", text="x"),
+        "EIM3#c0.p0": Paragraph(id="EIM3#c0.p0", text="y"),
+    }
+    row = _draft(("2008/09 onwards: amount per year \u00a360.", "EIM1#c0.p0"))
+    nurses = DraftSentence(text="The amount of the deduction is \u00a3100 per year from 2008/09 onwards.", citations=["EIM2#c0.p0"])
+    fire = DraftSentence(text="From 2008/09 onwards the amount per year of the deduction for fire officers is \u00a380.", citations=["EIM3#c0.p0"])
+    question = "How much can I deduct for laundering?"
+    refusal = conflict(question, row, paras, candidates=[nurses, fire])
+    assert refusal is not None
+    assert [(o.section_id, o.value) for o in refusal.evidence.options] == [("EIM1", "\u00a360"), ("EIM2", "\u00a3100"), ("EIM3", "\u00a380")]
+    assert refusal.evidence.differing == ["\u00a3100", "\u00a360", "\u00a380"]
+    undated = _draft(("Band A: amount per year \u00a360.", "EIM1#c0.p0"))  # a row keyed by a case: that case's own figure
+    assert conflict(question, undated, paras, candidates=[nurses]) is None
+    earlier = _draft(("1998/99 to 2007/08: amount per year \u00a345.", "EIM1#c0.p0"))  # no period in common
+    assert conflict(question, earlier, paras, candidates=[nurses]) is None
+
+
+def test_a_left_out_page_must_restate_the_answers_quantity_and_an_inline_example_never_counts() -> None:
+    """A left-out page's sentence must say all the answer's statement says ("R is a rate of
+    5p per mile" names too little to be the same quantity); an illustration's figures are the
+    example's, whether under an example heading or introduced by 'for example'."""
+    answer = _draft(("The maximum tax-free amount per business mile is the approved rate of 45p.", "EIM1#c0.p0"))
+    short = DraftSentence(text="R is a rate of 5p per mile.", citations=["EIM2#c0.p0"])
+    question = "How much can my employer pay me per mile?"
+    assert conflict(question, answer, PARAS, candidates=[short]) is None
+    restated = DraftSentence(text="For passengers, the maximum tax-free amount per business mile is the approved rate of 5p.", citations=["EIM2#c0.p0"])
+    assert conflict(question, answer, PARAS, candidates=[restated]) is not None
+    example = _draft(("For example, the maximum tax-free amount per business mile is the approved rate of 45p.", "EIM1#c0.p0"))
+    assert conflict(question, example, PARAS, candidates=[restated]) is None
+
+
+def test_a_left_out_page_whose_title_is_less_about_the_question_is_no_rival_case() -> None:
+    answer = _draft(("35% otherwise, for example a rotary engine.".replace("for example ", ""), "EIM1#c0.p0"))
+    candidate = DraftSentence(text="32% otherwise, a rotary engine.", citations=["EIM2#c0.p0"])
+    question = "My company car has no official CO2 figure. What percentage of the list price is used for the benefit?"
+    cases = {
+        "EIM1": Case(title="Step 5: car without an approved CO2 emissions figure", lead="", text="a car and its CO2 figure"),
+        "EIM2": Case(title="Step 5: car first registered before 1 January 1998", lead="", text="a car and its CO2 figure"),
+    }
+    assert conflict(question, answer, PARAS, cases=cases, candidates=[candidate]) is None
+    # the same sentence on a page whose title is as much about the question is a rival case
+    rival = {**cases, "EIM2": Case(title="Step 5: car registered abroad: its CO2 figure", lead="", text="a car and its CO2 figure")}
+    assert conflict(question, answer, PARAS, cases=rival, candidates=[candidate]) is not None
+
+
+def test_a_left_out_nurses_page_makes_the_uniform_laundering_figure_a_conflict(corpus_dir, settings_for, tmp_path) -> None:
+    """Selection may keep the fire officers' page (\u00a380) and drop the nurses' (\u00a3100): the
+    conflict check still reads the dropped candidate on the asked subject, on real pages."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages.stitching import candidate_statements, cases  # noqa: PLC0415
+
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(corpus_dir), "employment-income-manual", sections={"EIM67240", "EIM63650"})
+    index = CorpusIndex.open(settings)
+    fire = index.paragraph("EIM63650#c0.p4")
+    draft = _draft((fire.text, fire.id))
+    question = "How much relief do I get for washing my work uniform? Just the one annual figure."
+    assert conflict(question, draft, {fire.id: fire}, cases=cases(index, ["EIM63650"])) is None
+    candidates, paragraphs = candidate_statements(question, index, ["EIM67240"])
+    assert candidates and all(c.citations[0] in paragraphs for c in candidates)
+    refusal = conflict(question, draft, {fire.id: fire, **paragraphs}, cases=cases(index, ["EIM63650", "EIM67240"]), candidates=candidates)
+    assert refusal is not None and refusal.category == "conflict"
+    options = refusal.evidence.options
+    assert [(o.section_id, o.value) for o in options][0] == ("EIM63650", "\u00a380")
+    assert options[1].section_id == "EIM67240" and "\u00a3100" in options[1].value and "nurses" in options[1].condition
+    # naming the case settles it; a candidate page whose title names nothing asked is not read
+    assert conflict(f"{question} {options[0].condition}", draft, {fire.id: fire, **paragraphs}, cases=cases(index, ["EIM63650", "EIM67240"]), candidates=candidates) is None
+    assert candidate_statements("How much can I claim back?", index, ["EIM67240"]) == ([], {})
+
+
 STATS = CorpusStats(["Salary sacrifice and PAYE settlement agreements (PSAs).", "A relocation allowance of \u00a38,000 is exempt."])
 
 

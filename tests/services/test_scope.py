@@ -140,7 +140,8 @@ def test_route_answers_the_employment_part_and_routes_the_rest() -> None:
 
 def test_route_falls_back_to_the_keyword_refusal_when_no_manual_is_clear() -> None:
     question = "As a sole trader, what are my trading profits?"
-    parts = [(question, {EIM: _evidence(EIM, 0.5), BIM: _evidence(BIM, 0.52)})]
+    # named as a trade, but the Business Income Manual does not answer it better
+    parts = [(question, {EIM: _evidence(EIM, 0.52), BIM: _evidence(BIM, 0.5)})]
     routes, refusal = route(question, parts, EIM)
     assert routes == [] and refusal is not None and refusal.evidence.subjects == ["self-employed trading income"]
 
@@ -206,3 +207,87 @@ def test_page_level_evidence_reads_a_chunk_level_manual_from_its_pages_first_chu
     assert manual_evidence(index, later.text[:200], vector).dense > sum(firsts[:3]) / 3  # its own chunk is among the nearest
     # Compared with a routing-only manual (one vector per page), only pages' first chunks count.
     assert manual_evidence(index, later.text[:200], vector, page_level=True).dense == pytest.approx(sum(firsts[:3]) / 3, abs=1e-5)
+
+
+def test_a_part_naming_the_self_employed_regime_needs_only_to_be_answered_better_elsewhere() -> None:
+    """Within the margin, scores alone keep a question home; a part that says in its own
+    words it is about a self-employed trade goes to the manual for that trade when that
+    manual answers it better at all (never when the home manual answers it as well or better)."""
+    close = {EIM: _evidence(EIM, 0.60), BIM: _evidence(BIM, 0.60 + ROUTE_MARGIN / 2)}
+    plain = "could I deduct the moving costs of my premises from my profits?"
+    marked = "if I were self-employed, could I deduct the moving costs of my premises from my profits?"
+    assert route(plain, [(plain, close)], EIM) == ([], None)
+    routes, refusal = route(marked, [(marked, close)], EIM)
+    assert [r.manual for r in routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
+    behind = {EIM: _evidence(EIM, 0.62), BIM: _evidence(BIM, 0.60)}
+    assert route(marked, [(marked, behind)], EIM) == ([], None)
+    # the marker names the Business Income Manual's regime: it gives no such pass to another manual
+    sam_close = {EIM: _evidence(EIM, 0.60), SAM: _evidence(SAM, 0.60 + ROUTE_MARGIN / 2)}
+    assert route(marked, [(marked, sam_close)], EIM) == ([], None)
+    # nor past the home manual's ceiling
+    strong_home = {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.01)}
+    assert route(marked, [(marked, strong_home)], EIM) == ([], None)
+
+
+def test_a_life_events_parts_are_asked_in_the_situation_its_statements_describe() -> None:
+    """'I'm leaving my job to work freelance.' marks every part asked after it: the part the
+    Business Income Manual answers (a little) better goes there, the employment part stays."""
+    question = "I'm leaving my job to work freelance. Is the bonus my employer pays on my last day taxable, and which running costs of my new business can I claim?"
+    asked = routing_parts(question)
+    assert len(asked) == 2
+    evidence = [
+        {EIM: _evidence(EIM, 0.66), BIM: _evidence(BIM, 0.60)},
+        {EIM: _evidence(EIM, 0.70), BIM: _evidence(BIM, 0.70 + ROUTE_MARGIN / 2)},
+    ]
+    routes, refusal = route(question, list(zip(asked, evidence)), EIM)
+    assert refusal is None and [(r.part, r.manual) for r in routes] == [(asked[1], BIM)]
+    plain = question.replace("to work freelance", "next month")
+    assert route(plain, list(zip(routing_parts(plain), evidence)), EIM) == ([], None)
+
+
+def test_a_life_event_is_answered_for_its_employment_part_only_and_routes_the_rest(corpus_dir, settings_for, tmp_path) -> None:
+    """On real pages of two manuals: the part the Business Income Manual covers is routed
+    there, and the EIM searches and answers only the part left to it (searched whole, the
+    van part's words would draw in the mileage pages); the result shows the question asked."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.dispatch import answer  # noqa: PLC0415
+    from shared.contracts.api import QuestionRequest  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    eim_pages = ["EIM03600", "EIM03601", "EIM03605", "EIM31200", "EIM31240", "EIM31235"]
+    source = small_corpus(corpus_dir, tmp_path / "corpus", {EIM: eim_pages, BIM: ["BIM75000", "BIM75001", "BIM75005", "BIM75010"]})
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(source), EIM)
+    run_ingest(settings, str(source), BIM)
+    question = (
+        "I'm leaving my job to work freelance. Is a payment from my employer for a restrictive covenant taxable, "
+        "and which costs of using my own van in the new business can I claim at the simplified flat rates?"
+    )
+    result = answer(QuestionRequest(question=question), settings)
+    assert result.status == "answered" and result.question == question
+    assert [r.manual for r in result.routes] == [BIM] and "van" in result.routes[0].part
+    assert result.citations and all(c.section_id.startswith("EIM036") for c in result.citations), [c.section_id for c in result.citations]
+
+
+def test_a_follow_up_is_routed_on_its_own_words_and_their_own_embedding(corpus_dir, settings_for, tmp_path) -> None:
+    """The stages search the follow-up with its topic carried in; routing reads the person's
+    own words, and must measure every manual with their embedding, not the searched one's
+    (which names the earlier turn's employee removal, and kept the question home)."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.stages import retrieval  # noqa: PLC0415
+    from shared.contracts.conversation import ConversationContext  # noqa: PLC0415
+    from shared.contracts.pipeline import PipelineState, Query  # noqa: PLC0415
+    from tests.conftest import small_corpus  # noqa: PLC0415
+
+    source = small_corpus(
+        corpus_dir, tmp_path / "corpus", {EIM: ["EIM03100", "EIM03103", "EIM03104", "EIM03105"], BIM: ["BIM42530", "BIM42531", "BIM46835"]}
+    )
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(source), EIM)
+    run_ingest(settings, str(source), BIM)
+    asked = "And if I were self-employed and moved my business premises, could I deduct the moving costs from my profits?"
+    searched = f"My employer is moving me to its London office and will pay my removal costs. {asked}"
+    state = PipelineState(query=Query(id="q", question=searched, manual=EIM), context=ConversationContext(kind="follow_up", asked=asked))
+    state = retrieval.step(state, settings)
+    assert [r.manual for r in state.routes] == [BIM] and state.refusal is not None and state.refusal.category == "out_of_scope"
+    assert state.routes[0].part == asked

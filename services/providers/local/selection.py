@@ -2,7 +2,8 @@
 terms over its text and title, a bonus when the title names the question's subject), how
 close its best chunk is to the question's embedding, whether the question restates its title
 (the title's own embedding, shared/meaning.py), and how much the other candidates link to it;
-recall-greedy keeps every page near the best one."""
+recall-greedy keeps every page near the best one. The question is on topic when a chunk is
+near it in meaning or a candidate page's title names its subject (``on_topic``)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
 from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
 from services.providers.local.units import EXAMPLE_TITLE
-from services.scope import employment_tie
-from services.text.terms import corpus_stats, terms
+from services.scope import FRAME_WORDS, employment_tie
+from services.text.terms import corpus_stats, query_terms, terms
 
 
 @dataclass
@@ -32,6 +33,7 @@ class PageScore:
     has_figures: bool
     relevance: float
     title_meaning: float | None = None  # the title's cosine with the question (None: not a leading page, or off)
+    title_share: float = 0.0  # idf-weighted share of the question's own terms the page title holds
 
 
 def chunk_similarity(index: CorpusIndex, chunk_id: str, vector: np.ndarray) -> float:
@@ -69,6 +71,9 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
     weights = question_weights(query.question, corpus_stats(index), tuning.expansion_weight)
+    # the question's own subject terms: not the manual's other words for them, nor the words
+    # that frame any question ("rules", "treatment")
+    own = {t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS}
     vector = None
     if settings.retrieval.use_vectors and rollup.pages:
         vector = question_vector(index, query.question, carried_vector)
@@ -89,7 +94,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel))
+        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, coverage(own, set(terms(title)))))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
     # link to gains (one step of link analysis over the candidate set).
@@ -154,17 +159,30 @@ def similarity_floor(question: str, tuning: LocalSelectionSettings) -> float:
     return tuning.min_similarity_tied if employment_tie(question) else tuning.min_similarity
 
 
+def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool:
+    """Whether anything in the manual is about the question: a passage near it in meaning
+    (with vectors), or a candidate page whose title names the question's own subject. A
+    chunk's cosine is diluted by everything else the chunk says, so a question asked in a
+    page's own title words ("the rules on <title>") can fall under the floor although the
+    manual has a page for exactly that; a title holding most of the question's weight is the
+    manual's authors saying so."""
+    tuning = settings.selection.local
+    if max((s.title_share for s in scored), default=0.0) >= tuning.title_on_topic:
+        return True
+    near = max((s.similarity for s in scored), default=0.0) if settings.retrieval.use_vectors else 1.0
+    return near >= similarity_floor(question, tuning)
+
+
 def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> SelectionResult:
     tuning = settings.selection.local
     scored = score_pages(query, rollup, settings, carried_vector)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)
-    # Nothing relevant: no passage is near the question in meaning (when there are vectors;
-    # off-topic questions stay below this while the manual's own topics sit well above it),
-    # or, keywords only, too little of the question is on any page.
-    near = max(s.similarity for s in scored) if settings.retrieval.use_vectors else 1.0
-    if best < tuning.min_relevance or near < similarity_floor(query.question, tuning):
+    # Nothing relevant: nothing near the question in meaning or named by a page title (when
+    # there are vectors; off-topic questions stay below the floor while the manual's own topics
+    # sit well above it), or, keywords only, too little of the question is on any page.
+    if best < tuning.min_relevance or not on_topic(query.question, scored, settings):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
     if settings.selection.strategy == "strict":

@@ -108,3 +108,20 @@ def test_a_question_that_restates_a_page_title_ranks_that_page_first(slice_setti
 
     assert first(slice_settings) == "EIM26140"
     assert first(_tuned(slice_settings, title_meaning_weight=0.0)) != "EIM26140"  # the words alone rank another page first
+
+
+def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(slice_settings) -> None:  # noqa: ANN001
+    """Title evidence: with the cosine floor out of reach, a question whose words a candidate
+    page's title holds is still on topic; without that evidence it is not, and a question
+    that names nothing in any title stays off topic."""
+    def kept(question: str, settings: Settings) -> list[str]:
+        state = new_state(QuestionRequest(question=question), settings)
+        for stage in STAGES[:3]:
+            state = run_stage(stage, state, settings)
+        return [p.section_id for p in select(state.query, state.rollup, settings, state.retrieval.query_vector).pages]
+
+    unreachable = _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1)
+    titled = "What are the rules on long service testimonial awards: form of qualifying awards?"
+    assert "EIM01502" in kept(titled, unreachable)
+    assert kept(titled, _tuned(unreachable, title_on_topic=1.01)) == []
+    assert kept("How tall is the tallest mountain in the Alps?", _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1)) == []
