@@ -300,6 +300,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
     # closing a chunk) never stands alone: it is not quoted.
     ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)], tuning.list_items))]
+    if not ranked:  # the pages say nothing but list intros: nothing to quote (the verifier refuses)
+        return Draft(sentences=[])
     # a row keyed by the asker's own figure answers from whichever page holds its table
     ranked_answer = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up] or ranked
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
