@@ -9,13 +9,13 @@ from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
     best_per_page, claims_of, competing_pages, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, stitch,
-    table_full,
+    table_full, without_lone_intros,
 )
 from services.providers.local.units import list_items
 from shared.config import DEFAULT_MANUAL, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Chunk, Paragraph, section_of
-from shared.contracts.pipeline import PageBundle, Query, SelectionResult
+from shared.contracts.pipeline import DraftSentence, PageBundle, Query, SelectionResult
 from shared.embeddings import base_embedder
 from tests.services.providers.local.paragraphs import units_of
 
@@ -239,3 +239,18 @@ def test_pages_holding_only_a_list_intro_give_an_empty_draft_not_an_error(slice_
     selection = SelectionResult(pages=[PageBundle(section_id="EIM99999", score=1.0, chunks=[chunk])], dropped=[])
     query = Query(id="q", question="What does the guidance cover?", manual=DEFAULT_MANUAL)
     assert stitch(query, selection, slice_settings, []).sentences == []
+
+
+def test_a_list_intro_whose_items_are_not_quoted_next_to_it_is_left_out() -> None:
+    def claim(text: str, cite: str) -> DraftSentence:
+        return DraftSentence(text=text, citations=[cite], role="answer")
+
+    intro, item = claim("There are two main aspects to this:", "EIM1#c0.p3"), claim("the first aspect", "EIM1#c0.p4")
+    later = claim("For example, an employer pays 50p a mile.", "EIM1#c1.p0")
+    assert without_lone_intros([intro, item]) == [intro, item]  # with its first item
+    assert without_lone_intros([intro, claim("a later item", "EIM1#c0.p6")])[0] == intro  # or a later one
+    assert without_lone_intros([intro, later]) == [later]  # followed by something else
+    assert without_lone_intros([later, intro]) == [later]  # last
+    assert without_lone_intros([intro, claim("the first aspect", "EIM2#c0.p4")]) == [claim("the first aspect", "EIM2#c0.p4")]  # another page
+    rule = claim("The exemption covers certain pensions paid in consequence of disablement caused by injury if:", "EIM1#c0.p3")
+    assert without_lone_intros([rule, later]) == [rule, later]  # a rule that introduces its conditions says something itself
