@@ -147,6 +147,7 @@ class LocalStitchingSettings(BaseModel):
     following_units: int = Field(3, description="units after the lead in its chunk weighed up for the answer part (its conditions)")
     following_factor: float = Field(1.6, description="how much those following units are weighed up")
     lead_standalone: float = Field(0.8, description="the lead may give way to a unit scoring this share of it that reads on its own")
+    lead_in_words: int = Field(10, description="a colon-ended claim this short only announces its list: quoted only with one of its items")
     meaning_candidates: int = Field(8, description="answer candidates re-ranked by their own embedding (8 short sentences: ~50 ms here)")
     meaning_weight: float = Field(1.0, description="weight of a candidate's cosine with the question")
     table_rows: int = Field(4, description="rows of one table in the answer part (a row looked up by the asker's figure aside)")

@@ -274,17 +274,14 @@ def _later_in_chunk(a: str, b: str) -> bool:
     return chunk_a == chunk_b and pa.isdigit() and pb.isdigit() and int(pb) > int(pa)
 
 
-LEAD_IN_WORDS = 10  # a colon-ended sentence this short only announces its list
-
-
-def without_lone_intros(claims: list[DraftSentence]) -> list[DraftSentence]:
+def without_lone_intros(claims: list[DraftSentence], lead_in_words: int) -> list[DraftSentence]:
     """A bare list lead-in ("There are two main aspects to this:") never stands alone: it stays
     only when the next claim quotes a later paragraph of its chunk (an item). A longer one
     states the rule its list spells out ("The exemption covers pensions paid for injury if:")
     and stays."""
     return [
         c for i, c in enumerate(claims)
-        if not (c.text.rstrip().endswith(":") and len(c.text.split()) <= LEAD_IN_WORDS)
+        if not (c.text.rstrip().endswith(":") and len(c.text.split()) <= lead_in_words)
         or (i + 1 < len(claims) and _later_in_chunk(c.citations[-1], claims[i + 1].citations[0]))
     ]
 
@@ -395,7 +392,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             budget = tuning.answer_words_cap if rank < tuning.answer_pages else tuning.answer_words
             if claims <= tuning.answer_claims and total <= budget:
                 rest.update(extra)
-    answer = without_lone_intros(lead_first(lead_part, rest))
+    answer = without_lone_intros(lead_first(lead_part, rest), tuning.lead_in_words)
 
     # The detail: the next units above the floor with their context, the reply within tuning.reply_words.
     taken = {**lead_part, **rest}
@@ -414,4 +411,4 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             room -= cost
             per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
             detail.update({j: units[j] for j in need})
-    return Draft(sentences=answer + without_lone_intros(claims_of(detail, role="detail")))
+    return Draft(sentences=answer + without_lone_intros(claims_of(detail, role="detail"), tuning.lead_in_words))

@@ -247,10 +247,10 @@ def test_a_list_intro_whose_items_are_not_quoted_next_to_it_is_left_out() -> Non
 
     intro, item = claim("There are two main aspects to this:", "EIM1#c0.p3"), claim("the first aspect", "EIM1#c0.p4")
     later = claim("For example, an employer pays 50p a mile.", "EIM1#c1.p0")
-    assert without_lone_intros([intro, item]) == [intro, item]  # with its first item
-    assert without_lone_intros([intro, claim("a later item", "EIM1#c0.p6")])[0] == intro  # or a later one
-    assert without_lone_intros([intro, later]) == [later]  # followed by something else
-    assert without_lone_intros([later, intro]) == [later]  # last
-    assert without_lone_intros([intro, claim("the first aspect", "EIM2#c0.p4")]) == [claim("the first aspect", "EIM2#c0.p4")]  # another page
+    assert without_lone_intros([intro, item], TUNING.lead_in_words) == [intro, item]  # with its first item
+    assert without_lone_intros([intro, claim("a later item", "EIM1#c0.p6")], TUNING.lead_in_words)[0] == intro  # or a later one
+    assert without_lone_intros([intro, later], TUNING.lead_in_words) == [later]  # followed by something else
+    assert without_lone_intros([later, intro], TUNING.lead_in_words) == [later]  # last
+    assert without_lone_intros([intro, claim("the first aspect", "EIM2#c0.p4")], TUNING.lead_in_words) == [claim("the first aspect", "EIM2#c0.p4")]  # another page
     rule = claim("The exemption covers certain pensions paid in consequence of disablement caused by injury if:", "EIM1#c0.p3")
-    assert without_lone_intros([rule, later]) == [rule, later]  # a rule that introduces its conditions says something itself
+    assert without_lone_intros([rule, later], TUNING.lead_in_words) == [rule, later]  # a rule that introduces its conditions says something itself
