@@ -10,7 +10,7 @@ PORT ?= 8000
 # Root installs with apt-get directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query up down
+.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query screens up down
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -80,6 +80,10 @@ bench-ingest: setup
 
 bench-query: setup
 	$(TAXNAV) bench query --data-dir $(DATA_DIR) --out reports/bench-query.json
+
+# The page answering QUESTION in headless Chromium: whole-page PNGs at desktop and phone width.
+screens: setup chromium
+	$(TAXNAV) bench screens --data-dir $(DATA_DIR) --out reports/screens --question "$(QUESTION)"
 
 # The distributed stack. PROFILE picks the stores: local (Redis + embedded stores), servers
 # (Redis + OpenSearch + Qdrant); .env's COMPOSE_PROFILES wins when set (deploy/README.md).

@@ -23,7 +23,7 @@ SUBCOMMAND_MODULES = (
     taxnav.chat,  # taxnav chat (and ask --conversation)
     gateway.cli,  # taxnav serve
     taxnav.evaluation.cli,  # taxnav eval
-    taxnav.bench,  # taxnav bench ingest|query|conversation|load|scale
+    taxnav.bench,  # taxnav bench ingest|query|conversation|load|scale|screens
 )
 
 

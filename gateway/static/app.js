@@ -416,10 +416,17 @@
         text.append(' ', button);
       }
       const check = el('p', { class: 'sentence-check' }, verdictBadge(verdict));
-      if (sentence.reason) check.append(' ', el('span', { class: 'reason' }, sentence.reason));
+      if (sentence.reason) check.append(' ', el('span', { class: 'reason' }, readableReason(sentence.reason, numbers)));
       list.append(el('li', { class: `sentence verdict-${verdict}` }, text, check));
     }
     return list;
+  }
+
+  /** A verdict's reason as a reader can follow it: the paragraph ids it names become their
+   *  footnote numbers, and a verbatim quote (services/stages/verification.py QUOTED) says so. */
+  function readableReason(reason, numbers) {
+    if (reason === 'quoted') return 'quoted word for word from its source';
+    return reason.replace(PARAGRAPH_ID_IN_TEXT_RE, (pid) => (numbers.has(pid) ? `source [${numbers.get(pid)}]` : pid));
   }
 
   /** The cited pages, each once, with the footnotes that point into it. */
@@ -458,7 +465,8 @@
     const years = Math.floor(yearsSince(date));
     const old = yearsSince(date) > OLD_AFTER_YEARS;
     return el('p', { class: old ? 'as-of is-old' : 'as-of' },
-      el('span', { class: 'as-of-label' }, 'As of '),
+      old ? el('span', { class: 'old-flag' }, el('span', { 'aria-hidden': 'true' }, '⚠ '), 'Old figures: ') : null,
+      el('span', { class: 'as-of-label' }, old ? 'as of ' : 'As of '),
       el('time', { datetime: answer.as_of }, formatDate(date)),
       el('span', { class: 'as-of-note' }, old
         ? ` — the newest page cited was last updated ${years} years ago; figures may have changed since.`
@@ -470,21 +478,25 @@
     const numbers = new Map();
     // The answer first; the manual's further qualifying sentences ("detail") after it,
     // collapsed until opened, numbered on from the answer's footnotes.
-    const list = renderSentences(sentences.filter((s) => s.role !== 'detail'), byParagraph, numbers);
+    const shown = sentences.filter((s) => s.role !== 'detail');
     const details = sentences.filter((s) => s.role === 'detail');
+    const list = renderSentences(shown, byParagraph, numbers);
     const detail = details.length ? el('details', { class: 'answer-detail' },
       el('summary', {}, `More from the manual (${details.length} sentence${details.length === 1 ? '' : 's'})`),
       el('p', { class: 'detail-note' }, 'Further conditions, exceptions and figures from the pages cited, each checked against its source.'),
       renderSentences(details, byParagraph, numbers)) : null;
-    const supported = sentences.filter((s) => s.verdict === 'supported').length;
+    // Counted apart: the reader sees the answer's sentences, not the detail's until opened.
+    const supported = (part) => part.filter((s) => s.verdict === 'supported').length;
     const share = typeof answer.faithfulness === 'number' ? Math.round(answer.faithfulness * 100) : null;
     const summary = el('p', { class: 'faithfulness' },
-      `${supported} of ${sentences.length} sentence${sentences.length === 1 ? '' : 's'} fully supported by ` +
-      `${sentences.length === 1 ? 'its source' : 'their sources'}` + (share === null ? '.' : ` (faithfulness ${share}%).`));
+      `${supported(shown)} of ${shown.length} sentence${shown.length === 1 ? '' : 's'} fully supported by ` +
+      `${shown.length === 1 ? 'its source' : 'their sources'}` +
+      (details.length ? `; ${supported(details)} of ${details.length} in the detail below` : '') +
+      (share === null ? '.' : ` (faithfulness ${share}%${details.length ? ` over all ${sentences.length}` : ''}).`));
     return el('section', { class: 'answer', 'aria-label': 'Answer' },
       el('div', { class: 'answer-head' }, el('h3', { class: 'answer-heading' }, 'Answer'), renderAsOf(answer)),
-      summary,
       list,
+      summary, // after the sentences, so on a phone the answer itself comes first
       detail,
       numbers.size ? renderSourceList(sentences, byParagraph, numbers) : null);
   }
@@ -492,6 +504,7 @@
   // ---- rendering a refusal ----------------------------------------------------------------
 
   const PARAGRAPH_ID_RE = /^[A-Z]+\d+[A-Za-z]?#c\d+\.p\d+$/;
+  const PARAGRAPH_ID_IN_TEXT_RE = /\b[A-Z]+\d+[A-Za-z]?#c\d+\.p\d+\b/g;
 
   // Wording for the evidence keys the stages send (services/stages); others are humanised.
   const EVIDENCE_LABELS = {
@@ -900,6 +913,14 @@
     }
   }
 
+  /** On a phone the question box and the turn's heading push the answer below the fold: once
+   *  it lands, when its first sentence (or card) is not wholly on screen, the turn's question
+   *  goes to the top of the screen so the answer shows under it. */
+  function reveal(turn) {
+    const first = turn.result.querySelector('.sentence, .card');
+    if (first && first.getBoundingClientRect().bottom > window.innerHeight) turn.node.scrollIntoView({ block: 'start' });
+  }
+
   async function ask(question, { fresh, condition = null }) {
     cancelCurrent('Stopped: you asked another question.');
     const thread = $('thread');
@@ -930,6 +951,7 @@
       if (run.cancelled) return;
       turn.showResult(result);
       markTurn(turn, reply.turn, reply.follow_up, reply.restarted);
+      reveal(turn);
     } catch (error) {
       if (run.cancelled) return;
       const message = error instanceof HttpError ? error.message : `Something went wrong in the page: ${error.message}`;

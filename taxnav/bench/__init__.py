@@ -1,4 +1,4 @@
-"""`taxnav bench ingest|query|conversation|load|scale`: benchmarks that print their figures and write them as JSON.
+"""`taxnav bench ingest|query|conversation|load|scale|screens`: benchmarks that print their figures and write them as JSON.
 
 Each subcommand's module is imported only when it runs (the query benchmark pulls in the
 question pipeline, the ingest one the embedder)."""
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.config import Settings
+from taxnav.browser import CHROMIUM  # no playwright import: that waits until a page is driven
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -63,6 +64,12 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     scale.add_argument("--keep", action="store_true", help="keep the work dir")
     scale.add_argument("--out", default="reports/bench-scale.json", help="where to write the JSON figures")
     scale.set_defaults(func=_lazy("taxnav.bench.scale"))
+
+    screens = kinds.add_parser("screens", parents=parents, help="the page answering questions, photographed at desktop and phone width (PNGs and what each shows)")
+    screens.add_argument("--question", action="append", required=True, help="a question to ask on the page (repeat for more)")
+    screens.add_argument("--out", default="reports/screens", help="folder for the PNGs and screens.json")
+    screens.add_argument("--chromium", default=str(CHROMIUM), help="the Chromium to drive (Debian's: make chromium)")
+    screens.set_defaults(func=_lazy("taxnav.bench.screens"))
 
 
 def _lazy(module: str, takes_settings: bool = True):  # noqa: ANN202

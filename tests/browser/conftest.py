@@ -13,25 +13,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page
 
 from gateway.app import create_app
 from shared.config import Settings
+from taxnav import browser as chrome
 from tests.support.gateway import served
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-WIDE = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
+WIDE, PHONE = chrome.DESKTOP, chrome.PHONE
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 
 # Records, in order, when a pipeline stage row lights up and when a result card appears, so a
@@ -80,12 +69,11 @@ def browser(gateway_url: str) -> Iterator[Browser]:
     """Module scope: Playwright's sync API keeps an event loop running in this thread, so
     nothing may call asyncio.run (the slice's ingest does) while it is up; the gateway, and
     with it the slice, is therefore ready first and the browser closes with the module."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium chromium-driver (never `playwright install`)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    problem = chrome.missing()
+    if problem:
+        pytest.fail(problem)
+    with chrome.chromium() as browser:
         yield browser
-        browser.close()
 
 
 @dataclass
@@ -155,11 +143,7 @@ def api_result(base_url: str, question: str) -> dict:
 
 def ask(visit: Visit, question: str, box: str = "#question") -> None:
     """Type a question, press Enter, wait until its turn has finished."""
-    turns = visit.page.locator("#thread > .turn").count()
-    visit.page.fill(box, question)
-    visit.page.press(box, "Enter")
-    expect(visit.page.locator("#thread > .turn")).to_have_count(turns + 1 if box == "#followup" or turns == 0 else 1)
-    expect(visit.page.locator("#thread > .turn").last).to_have_attribute("aria-busy", "false")
+    chrome.ask(visit.page, question, box)
 
 
 def last_turn(page: Page) -> Locator:

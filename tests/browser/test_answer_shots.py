@@ -1,11 +1,14 @@
-"""Three answers on the ingested slice, at desktop and phone width: the short answer, its
-date, the detail collapsed; screenshots under test-artifacts/browser/ (answer-<id>-<width>.png)."""
+"""Three answers on the ingested slice, at desktop and phone width, read as a reader sees them
+(taxnav.browser.read_card): the short answer first, each of its sentences cited and checked, its
+date, the detail collapsed, nothing wider than the screen; screenshots under
+test-artifacts/browser/ (answer-<id>-<width>.png)."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
+from taxnav.browser import AnswerCard, read_card
 from tests.browser.conftest import Visit, api_result, ask, last_turn
 from tests.browser.test_page import eval_question
 
@@ -15,24 +18,25 @@ pytestmark = pytest.mark.browser
 SHOWN = ("D01", "D03", "D21")
 
 
-def _check_and_shoot(visit: Visit, qid: str, width: str) -> None:
+def _check_and_shoot(visit: Visit, qid: str, width: str) -> AnswerCard:
     question = eval_question(qid).question
     expected = api_result(visit.base_url, question)
     assert expected["status"] == "answered", expected.get("refusal")
     ask(visit, question)
     turn = last_turn(visit.page)
-    answer = [s for s in expected["answer"]["sentences"] if s["role"] == "answer"]
-    expect(turn.locator(".answer > ol.sentences > .sentence")).to_have_count(len(answer))
     expect(turn.locator(".answer > ol.sentences > .sentence").first).to_be_in_viewport()
-    expect(turn.locator(".answer .as-of time")).to_be_visible()
-    detail = turn.locator(".answer > details.answer-detail")
-    if any(s["role"] == "detail" for s in expected["answer"]["sentences"]):
-        expect(detail).not_to_have_attribute("open", "")
-        expect(detail.locator("summary")).to_be_visible()
-    # nothing pushes the page sideways at this width
-    overflow = visit.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0, f"{qid} at {width}: {overflow}px of sideways scroll"
+    card = read_card(turn)
+    sentences = expected["answer"]["sentences"]
+    answer = [s for s in sentences if s["role"] == "answer"]
+    assert card.outcome == "answered" and card.answer_sentences == len(answer), card
+    assert card.cited_and_checked == card.answer_sentences and card.answer_before_detail, card
+    assert card.as_of, card
+    assert card.detail_sentences == len(sentences) - len(answer), card
+    if card.detail_sentences:
+        assert not card.detail_open and card.detail_shown == 0, card
+    assert card.overflow_px <= 0, f"{qid} at {width}: {card.overflow_px}px of sideways scroll"
     visit.shot(f"answer-{qid}-{width}")
+    return card
 
 
 @pytest.mark.parametrize("qid", SHOWN)
