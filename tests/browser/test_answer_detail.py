@@ -99,3 +99,63 @@ def test_the_answer_shows_how_old_its_figures_are(visit: Visit) -> None:
     head, first = (last_turn(visit.page).locator(s).first.bounding_box() for s in (".answer-heading", ".answer > ol.sentences"))
     date_box = shown.bounding_box()
     assert date_box["y"] < first["y"] and abs(date_box["y"] - head["y"]) < 40, (head, date_box, first)
+
+
+def test_the_count_of_supported_sentences_follows_the_answer_and_counts_the_detail_apart(visit: Visit) -> None:
+    question = eval_question(WITH_DETAIL).question
+    expected = api_result(visit.base_url, question)
+    sentences = expected["answer"]["sentences"]
+    answer = [s for s in sentences if s["role"] == "answer"]
+    details = [s for s in sentences if s["role"] == "detail"]
+    supported = lambda part: sum(s["verdict"] == "supported" for s in part)  # noqa: E731
+    ask(visit, question)
+    turn = last_turn(visit.page)
+    line = turn.locator(".answer > .faithfulness")
+    expect(line).to_have_text(
+        f"{supported(answer)} of {len(answer)} sentences fully supported by their sources; "
+        f"{supported(details)} of {len(details)} in the detail below "
+        f"(faithfulness {round(expected['answer']['faithfulness'] * 100)}% over all {len(sentences)})."
+    )
+    # after the answer's sentences, before the detail
+    answer_list, count, detail = (turn.locator(s).bounding_box() for s in (".answer > ol.sentences", ".answer > .faithfulness", ".answer-detail"))
+    assert answer_list["y"] + answer_list["height"] <= count["y"] < detail["y"], (answer_list, count, detail)
+
+
+def test_sources_list_their_markers_in_one_column_and_the_page_names_aligned(visit: Visit) -> None:
+    question = eval_question(WITH_DETAIL).question
+    expected = api_result(visit.base_url, question)
+    ask(visit, question)
+    rows = last_turn(visit.page).locator(".sources .source-list > li")
+    section_of = {c["paragraph_id"]: c["section_id"] for c in expected["citations"]}
+    pages = list(dict.fromkeys(section_of[pid] for s in expected["answer"]["sentences"] for pid in s["citations"]))  # first cited first
+    expect(rows).to_have_count(len(pages))
+    assert len(pages) >= 2, pages
+    names = [row.locator(":scope > :last-child").bounding_box() for row in rows.all()]
+    markers = [row.locator(".source-markers").bounding_box() for row in rows.all()]
+    assert len({round(n["x"]) for n in names}) == 1, names  # every name starts at the same place
+    assert all(m["x"] + m["width"] <= n["x"] for m, n in zip(markers, names)), (markers, names)
+    for row, section in zip(rows.all(), pages):
+        expect(row.locator(":scope > :last-child")).to_contain_text(f"{section}: ")
+
+
+def test_verdict_reasons_name_footnotes_not_paragraph_ids(visit: Visit) -> None:
+    question = eval_question(WITH_DETAIL).question
+    expected = api_result(visit.base_url, question)
+    sentences = expected["answer"]["sentences"]
+    numbers = {pid: n for ns, s in zip(footnote_numbers(sentences), sentences) for pid, n in zip(s["citations"], ns)}
+    reasoned = [s for s in sentences if s["reason"]]
+    naming = [s for s in reasoned if any(pid in s["reason"] for pid in numbers)]
+    assert naming and any(s["reason"] == "quoted" for s in reasoned), [s["reason"] for s in sentences]
+    ask(visit, question)
+    turn = last_turn(visit.page)
+    turn.locator(".answer-detail > summary").click()
+    shown = turn.locator(".sentence .reason").all_text_contents()
+    assert len(shown) == len(reasoned)
+    for text, sentence in zip(shown, reasoned):
+        if sentence["reason"] == "quoted":
+            assert text == "quoted word for word from its source", text
+            continue
+        want = sentence["reason"]
+        for pid, n in numbers.items():
+            want = want.replace(pid, f"source [{n}]")
+        assert text == want and "#c" not in text, (text, sentence["reason"])

@@ -47,3 +47,35 @@ def test_answer_at_desktop_width(visit: Visit, qid: str) -> None:
 @pytest.mark.parametrize("qid", SHOWN)
 def test_answer_at_phone_width(phone_visit: Visit, qid: str) -> None:
     _check_and_shoot(phone_visit, qid, "phone")
+
+
+def test_at_phone_width_the_answer_lands_on_screen_dated_with_its_detail_closed(phone_visit: Visit) -> None:
+    """What a phone reader is left looking at once the answer lands, without scrolling: its first
+    sentence whole on screen, the date flagged as old (the slice's pages are from 2014), the
+    detail closed, nothing wider than the screen, the question boxes as wide as the form."""
+    page = phone_visit.page
+    question = eval_question("D01").question
+    ask(phone_visit, question)
+    turn = last_turn(page)
+    card = read_card(turn)
+    assert card.first_sentence_on_screen and page.evaluate("window.scrollY") > 0, card
+    assert card.as_of and card.as_of_old, card
+    flag = turn.locator(".as-of .old-flag")
+    expect(flag).to_be_visible()
+    expect(flag).to_have_text("⚠ Old figures: ")
+    assert card.detail_sentences and not card.detail_open and card.detail_shown == 0, card
+    assert card.overflow_px <= 0 and card.smallest_text_px >= 12, card
+    for box, form in (("#question", "#ask-form"), ("#followup", "#followup-form")):
+        box_width, form_width = (page.locator(s).bounding_box()["width"] for s in (box, form))
+        assert box_width >= form_width - 1, (box, box_width, form_width)
+    phone_visit.shot("answer-D01-phone-screen", full_page=False)
+    # opened, the detail shows and still fits the screen's width
+    turn.locator(".answer-detail > summary").click()
+    opened = read_card(turn)
+    assert opened.detail_open and opened.detail_shown == opened.detail_sentences and opened.overflow_px <= 0, opened
+
+
+def test_at_desktop_width_a_page_already_showing_the_answer_is_not_scrolled(visit: Visit) -> None:
+    ask(visit, eval_question("D01").question)
+    card = read_card(last_turn(visit.page))
+    assert card.first_sentence_on_screen and visit.page.evaluate("window.scrollY") == 0, card

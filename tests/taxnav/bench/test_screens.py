@@ -1,6 +1,7 @@
 """`taxnav bench screens`: a real gateway on the slice, the page asked in Debian's Chromium at
-both widths, a whole-page PNG per width and what each shows in screens.json; the data dir is
-only read. Its two usage errors come before any server starts."""
+both widths, per width the screen as the answer lands and the whole page as PNGs, and what each
+shows in screens.json; the data dir is only read. Its two usage errors come before any server
+starts."""
 
 from __future__ import annotations
 
@@ -38,7 +39,11 @@ def test_each_width_is_photographed_with_what_it_shows(slice_data_dir: Path, tmp
         assert png.parent == out and png.name == f"01-how-much-can-my-employer-pay-{shot['width']}.png"
         width, height = png_size(png)
         # the whole page, no wider than the screen: nothing pushed it sideways
-        assert width == shot["viewport"]["width"] and height >= shot["viewport"]["height"], (width, height)
+        assert width == shot["viewport"]["width"] and height > shot["viewport"]["height"], (width, height)
+        screen = Path(shot["screen_png"])
+        assert screen.name == png.name.replace(".png", "-screen.png")
+        assert png_size(screen) == (shot["viewport"]["width"], shot["viewport"]["height"])
+        assert shot["first_sentence_on_screen"]
         assert shot["outcome"] == "answered" and shot["answer_sentences"] >= 1
         assert shot["cited_and_checked"] == shot["answer_sentences"] and shot["answer_before_detail"]
         assert shot["as_of"] and shot["overflow_px"] <= 0
