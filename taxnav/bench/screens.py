@@ -14,6 +14,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shared.cli_common import Exit
 from shared.config import Settings
@@ -21,6 +22,9 @@ from shared.generation import ingested_manuals
 from taxnav import browser
 from taxnav.bench import write_report
 from taxnav.bench.common import warm_gateway
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 WIDTHS = {"desktop": browser.DESKTOP, "phone": browser.PHONE}
 
@@ -31,7 +35,17 @@ def shot_name(number: int, question: str) -> str:
     return f"{number:02d}-{'-'.join(words) or 'question'}"
 
 
-def shoot(chrome, base_url: str, question: str, path_stem: Path) -> list[dict]:  # noqa: ANN001  (a playwright Browser)
+class Shot(browser.AnswerCard):
+    """One question at one width: its two PNGs and what the page showed (a row of screens.json)."""
+
+    question: str
+    width: str
+    viewport: dict[str, int]
+    png: str  # the whole page, from the top
+    screen_png: str  # the screen the reader is left looking at once the answer lands
+
+
+def shoot(chrome: Browser, base_url: str, question: str, path_stem: Path) -> list[Shot]:
     """The question asked afresh at each width, photographed once it is answered."""
     shots = []
     for width, viewport in WIDTHS.items():
@@ -48,7 +62,7 @@ def shoot(chrome, base_url: str, question: str, path_stem: Path) -> list[dict]: 
             page.screenshot(path=str(png), full_page=True)
         finally:
             context.close()
-        shots.append({"question": question, "width": width, "viewport": viewport, "png": str(png), "screen_png": str(screen), **card.model_dump()})
+        shots.append(Shot(question=question, width=width, viewport=viewport, png=str(png), screen_png=str(screen), **card.model_dump()))
         print(f"{png}: {card.outcome}, {card.answer_sentences} answer sentences, as of {card.as_of}, "
               f"detail {'open' if card.detail_open else 'collapsed'} ({card.detail_sentences}), sideways scroll {card.overflow_px}px")
     return shots
@@ -70,5 +84,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         env = {"TAXNAV_MODE": "embedded", "TAXNAV_DATA_DIR": data_dir, "TAXNAV_CONVERSATIONS__DIR": conversations}
         with warm_gateway(data_dir, env, args.question) as (base_url, _), browser.chromium(chromium) as chrome:
             shots = [shot for n, q in enumerate(args.question, start=1) for shot in shoot(chrome, base_url, q, out / shot_name(n, q))]
-    write_report({"data_dir": data_dir, "shots": shots}, out / "screens.json")
+    write_report({"data_dir": data_dir, "shots": [shot.model_dump() for shot in shots]}, out / "screens.json")
     return Exit.OK
