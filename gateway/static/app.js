@@ -273,8 +273,9 @@
       this.progressSummary = el('summary', {}, 'Working on it…');
       this.progress = el('details', { class: 'progress', open: true }, this.progressSummary, this.stageList);
       this.result = el('div', { class: 'result' });
+      this.heading = el('h2', { class: 'turn-question', tabindex: '-1' }, el('span', { class: 'visually-hidden' }, 'Question: '), ...shortened(question));
       this.node = el('li', { class: 'turn', 'aria-busy': 'true' },
-        el('h2', { class: 'turn-question' }, el('span', { class: 'visually-hidden' }, 'Question: '), ...shortened(question)),
+        this.heading,
         this.progress,
         this.result);
       this.addStage('received', 'Question received');
@@ -918,7 +919,11 @@
    *  goes to the top of the screen so the answer shows under it. */
   function reveal(turn) {
     const first = turn.result.querySelector('.sentence, .card');
-    if (first && first.getBoundingClientRect().bottom > window.innerHeight) turn.node.scrollIntoView({ block: 'start' });
+    if (!first || first.getBoundingClientRect().bottom <= window.innerHeight) return;
+    turn.node.scrollIntoView({ block: 'start' });
+    // Focus left in the question box keeps a phone's keyboard open over the answer: it moves to
+    // the turn's question, from where reading (and tabbing) goes on into the answer.
+    if (document.activeElement instanceof HTMLTextAreaElement) turn.heading.focus({ preventScroll: true });
   }
 
   async function ask(question, { fresh, condition = null }) {

@@ -59,6 +59,8 @@ def test_at_phone_width_the_answer_lands_on_screen_dated_with_its_detail_closed(
     turn = last_turn(page)
     card = read_card(turn)
     assert card.first_sentence_on_screen and page.evaluate("window.scrollY") > 0, card
+    # focus left the question box (a phone's keyboard would cover the answer) for the question asked
+    expect(turn.locator(".turn-question")).to_be_focused()
     assert card.as_of and card.as_of_old, card
     flag = turn.locator(".as-of .old-flag")
     expect(flag).to_be_visible()
@@ -79,3 +81,4 @@ def test_at_desktop_width_a_page_already_showing_the_answer_is_not_scrolled(visi
     ask(visit, eval_question("D01").question)
     card = read_card(last_turn(visit.page))
     assert card.first_sentence_on_screen and visit.page.evaluate("window.scrollY") == 0, card
+    expect(visit.page.locator("#question")).to_be_focused()  # nothing moved: the box keeps the focus
