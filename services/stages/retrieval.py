@@ -68,7 +68,7 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
 
 def title_chunks(index: CorpusIndex, question: str, floor: float, depth: int) -> list[str]:
     """The opening chunk of each page whose title the question restates, best match first."""
-    restated = title_index(index).restated(set(terms(question)), corpus_stats(index), floor, scope.FRAME_WORDS)
+    restated = title_index(index, corpus_stats(index), scope.FRAME_WORDS).restated(set(terms(question)), floor)
     return [index.pages[s].chunk_ids[0] for s, _ in restated[:depth]]
 
 

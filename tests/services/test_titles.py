@@ -47,10 +47,11 @@ def test_the_words_that_frame_any_question_count_on_neither_side() -> None:
 
 
 def test_the_title_index_lists_the_restated_titles_best_first_above_the_floor() -> None:
-    titles = TitleIndex({"EIM3": "Employee car ownership schemes: description", "EIM2": "Books", "EIM1": "Books", "EIM4": "School teachers' expenses: books"})
-    assert titles.restated(asked("What are the rules on books?"), STATS, 0.8, FRAME_WORDS) == [("EIM1", pytest.approx(1.0)), ("EIM2", pytest.approx(1.0))]
-    assert [s for s, _ in titles.restated(asked("What are the rules on books?"), STATS, 0.1, FRAME_WORDS)] == ["EIM1", "EIM2", "EIM4"]
-    assert titles.restated(asked("Can my employer pay for my books and my car?"), STATS, 0.8, FRAME_WORDS) == []
+    pages = {"EIM3": "Employee car ownership schemes: description", "EIM2": "Books", "EIM1": "Books", "EIM4": "School teachers' expenses: books"}
+    titles = TitleIndex(pages, STATS, FRAME_WORDS)
+    assert titles.restated(asked("What are the rules on books?"), 0.8) == [("EIM1", pytest.approx(1.0)), ("EIM2", pytest.approx(1.0))]
+    assert [s for s, _ in titles.restated(asked("What are the rules on books?"), 0.1)] == ["EIM1", "EIM2", "EIM4"]
+    assert titles.restated(asked("Can my employer pay for my books and my car?"), 0.8) == []
 
 
 def test_retrieval_searches_the_titles_a_question_restates_and_only_those(slice_settings) -> None:  # noqa: ANN001
