@@ -83,6 +83,11 @@ class RetrievalSettings(BaseModel):
     rrf_k: int = 60
     use_bm25: bool = True
     use_vectors: bool = True
+    # A page whose title the question restates (services/text/titles.py) is searched for by
+    # its title as well: its chunks carry the title beside a long body, so a short or generic
+    # title ("Books", "Transition") is drowned in the keyword and vector rankings.
+    use_titles: bool = True
+    title_match_floor: float = Field(0.8, description="the title match (the question's share in the title times the title's share in the question) from which the question restates a page title")
     # Chunks one page may take in the top_k: rollup brings the whole page anyway, so more
     # would only crowd other pages out.
     max_chunks_per_page: int = 2
@@ -128,6 +133,7 @@ class LocalSelectionSettings(BaseModel):
     example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
     lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
     subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
+    title_restated_bonus: float = Field(0.3, description="times the title match, for a page whose title the question restates (retrieval.title_match_floor; 0 turns it off)")
     expansion_weight: float = Field(0.5, description="the manual's words for the question's everyday words count this share of their idf (stitching weighs the question the same way)")
 
 

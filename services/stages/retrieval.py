@@ -22,6 +22,7 @@ from services import scope
 from services.providers.base import question_vector
 from services.text.lexicon import expand
 from services.text.terms import STOPWORDS, corpus_stats, query_terms, terms, words
+from services.text.titles import title_index
 
 DEPTH_FACTOR = 4  # each list is fetched to top_k * DEPTH_FACTOR (at least MIN_DEPTH)
 MIN_DEPTH = 50
@@ -63,6 +64,12 @@ def bm25_text(question: str, synonyms: list[str] = ()) -> str:  # type: ignore[a
     (acronyms and their long forms): plain terms for the keyword index."""
     text = expand(question) + " " + " ".join(synonyms)
     return " ".join(w for w in words(text) if w not in STOPWORDS) or question
+
+
+def title_chunks(index: CorpusIndex, question: str, floor: float, depth: int) -> list[str]:
+    """The opening chunk of each page whose title the question restates, best match first."""
+    restated = title_index(index, corpus_stats(index), scope.FRAME_WORDS).restated(set(terms(question)), floor)
+    return [index.pages[s].chunk_ids[0] for s, _ in restated[:depth]]
 
 
 SHORT_TERMS = 4  # a question with at most this many content terms leans on its context
@@ -115,6 +122,8 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
     if cfg.use_bm25:
         text = bm25_text(query.question, corpus_stats(index).synonyms(query.question))
         lists["bm25"] = [cid for cid, _ in index.bm25_search(text, depth)]
+    if cfg.use_titles:
+        lists["title"] = title_chunks(index, query.question, cfg.title_match_floor, depth)
     if cfg.use_vectors:
         array = question_vector(index, query.question, [])
         vector = [float(x) for x in array]

@@ -16,7 +16,7 @@ from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
 from shared.contracts.refusals import Route
 
-HitSource = Literal["bm25", "vector", "hybrid", "xref", "sibling", "context"]  # context: an earlier turn's page
+HitSource = Literal["bm25", "vector", "title", "hybrid", "xref", "sibling", "context"]  # title: a page whose title the question restates; context: an earlier turn's page
 
 
 class Query(BaseModel):

@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     )
     parser.add_argument("--every", type=int, default=1, metavar="N", help="with --sweep: every Nth page (default 1)")
     parser.add_argument(
+        "--offset", type=int, default=0, metavar="K", help="with --sweep: start at the Kth page from 0, below --every (default 0): another slice to confirm a figure on"
+    )
+    parser.add_argument(
         "--dialogs", type=Path, default=None, help="score a dialogs JSONL file turn by turn instead (taxnav/evaluation/dialogs.py)"
     )
     parser.set_defaults(func=run)
@@ -65,14 +68,14 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
 
 def run_sweep_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
-        sweep = run_sweep(settings, args.every)
+        sweep = run_sweep(settings, args.every, args.offset)
     except SweepError as exc:
         print(f"taxnav eval: {exc}", file=sys.stderr)
         return Exit.USAGE
     write_sweep(sweep, args.out)
     m = sweep.metrics
     print(
-        f"sweep of {m.questions} pages (every {m.every}): false refusals {m.refusals} ({m.false_refusal_rate:.1%}) "
+        f"sweep of {m.questions} pages (every {m.every}, offset {m.offset}): false refusals {m.refusals} ({m.false_refusal_rate:.1%}) "
         f"{m.refusals_by_category}, own page in the answer part {m.own_page_in_answer_part:.1%}, "
         f"answer words {m.answer_words_median:.0f} (reply {m.reply_words_median:.0f}), "
         f"median {m.median_latency_ms:.0f} ms; report in {args.out}"
@@ -88,8 +91,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return Exit.USAGE
     if args.sweep:
         return run_sweep_command(args, settings)
-    if args.every != 1:
-        print("taxnav eval: --every needs --sweep", file=sys.stderr)
+    if args.every != 1 or args.offset != 0:
+        print("taxnav eval: --every and --offset need --sweep", file=sys.stderr)
         return Exit.USAGE
     from ingest_worker.ingest import IngestError  # noqa: PLC0415  (heavy: the index stack; `taxnav --help` stays quick)
 

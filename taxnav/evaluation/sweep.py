@@ -2,10 +2,13 @@
 page's title, asked through the API's embedded code path.
 
 Nobody can tune to it: the questions are "What are the rules on <title>?" for pages taken in
-section-id order. Every question is answerable from its own page, so every refusal (by
+section-id order (``--offset`` starts the every-Nth run elsewhere: a figure tuned on one slice
+is confirmed on another). Every question is answerable from the manual, so every refusal (by
 category, conflicts included) is a false one. Reported: refusals by category, the share
 whose answer part cites the page itself (and the share citing it anywhere), answer and reply
-words, latency.
+words, latency. A page the corpus gives no text (a contents list or flowchart published as an
+empty body) has nothing to cite: it is still asked, but the own-page shares count only the
+pages with text, and the pages without are counted apart.
 """
 
 from __future__ import annotations
@@ -31,23 +34,33 @@ QUESTION_TEMPLATE = "What are the rules on {title}?"
 
 
 class SweepError(ValueError):
-    """A sweep that cannot run (a bad --every, no collection to ask)."""
+    """A sweep that cannot run (a bad --every or --offset, no collection to ask)."""
 
 
 class SweepQuestion(BaseModel):
     section_id: str
     title: str
     question: str
+    has_text: bool = True  # False: the page has no text to cite (an empty contents page)
+    # other pages with the same title: the question asks about them in the very same words
+    namesakes: list[str] = Field(default_factory=list)
 
 
 class SweepOutcome(BaseModel):
     section_id: str
     question: str
     status: str
+    has_text: bool = True
+    namesakes: list[str] = Field(default_factory=list)
     refusal: RefusalCategory | None = None
     refusal_message: str = ""
     own_page_in_answer_part: bool = False
     own_page_cited: bool = False
+    namesake_in_answer_part: bool = False  # the answer part cites the page or a page with its title
+    # where the page stood (from 0) among the rolled-up candidates and the selected pages
+    # (None: not there): a miss is a retrieval, a selection or a stitching one
+    rollup_rank: int | None = None
+    selection_rank: int | None = None
     answer_words: int = 0
     reply_words: int = 0
     latency_ms: float
@@ -56,11 +69,15 @@ class SweepOutcome(BaseModel):
 class SweepMetrics(BaseModel):
     questions: int
     every: int
+    offset: int = 0
     refusals: int
     false_refusal_rate: float
     refusals_by_category: dict[str, int]
-    own_page_in_answer_part: float  # over all questions (a refusal does not cite its page)
+    pages_without_text: int = 0  # asked, but left out of the own-page shares: nothing on them to cite
+    own_page_in_answer_part: float  # over the pages with text (a refusal does not cite its page)
     own_page_cited: float
+    shared_titles: int = 0  # questions whose title other pages bear too
+    title_page_in_answer_part: float = 0.0  # the page or one with the same title: the question cannot tell them apart
     answer_words_median: float  # over answered questions
     reply_words_median: float
     median_latency_ms: float
@@ -74,20 +91,51 @@ class SweepRun(BaseModel):
     outcomes: list[SweepOutcome] = Field(default_factory=list)
 
 
-def sweep_questions(titles: dict[str, str], every: int = 1) -> list[SweepQuestion]:
-    """Every ``every``-th page in section-id order, asked about by its title (entities decoded)."""
+def check_stride(every: int, offset: int) -> None:
+    """A slice the sweep can take: every Nth page from the Kth, K below N."""
     if every < 1:
         raise SweepError(f"--every must be at least 1, got {every}")
-    chosen = sorted(titles)[::every]
+    if not 0 <= offset < every:
+        raise SweepError(f"--offset must be from 0 to --every - 1 ({every - 1}), got {offset}")
+
+
+def _asked_title(title: str) -> str:
+    """A title as the question spells it: entities decoded, spaces collapsed."""
+    return " ".join(html.unescape(title).split())
+
+
+def sweep_questions(titles: dict[str, str], every: int = 1, offset: int = 0, without_text: frozenset[str] = frozenset()) -> list[SweepQuestion]:
+    """Every ``every``-th page in section-id order from the ``offset``-th, asked about by its
+    title (entities decoded), with the other pages bearing that title (any case); the pages in
+    ``without_text`` are marked as having nothing to cite."""
+    check_stride(every, offset)
+    asked = {sid: _asked_title(title) for sid, title in titles.items()}
+    bearers: dict[str, list[str]] = {}
+    for section_id in sorted(asked):
+        bearers.setdefault(asked[section_id].casefold(), []).append(section_id)
     out = []
-    for section_id in chosen:
-        title = " ".join(html.unescape(titles[section_id]).split())
-        out.append(SweepQuestion(section_id=section_id, title=title, question=QUESTION_TEMPLATE.format(title=title)))
+    for section_id in sorted(titles)[offset::every]:
+        title = asked[section_id]
+        out.append(
+            SweepQuestion(
+                section_id=section_id,
+                title=title,
+                question=QUESTION_TEMPLATE.format(title=title),
+                has_text=section_id not in without_text,
+                namesakes=[s for s in bearers[title.casefold()] if s != section_id],
+            )
+        )
     return out
 
 
-def _cites(sentences: list[Sentence], section_id: str) -> bool:
-    return any(section_of(c) == section_id for s in sentences for c in s.citations)
+def _cites(sentences: list[Sentence], *section_ids: str) -> bool:
+    return any(section_of(c) in section_ids for s in sentences for c in s.citations)
+
+
+def _rank(result: QuestionResult, stage: str, section_id: str) -> int | None:
+    """The page's place (from 0) among a stage's candidate pages; None when it is not among them."""
+    ids = next((t.candidate_ids for t in result.trace if t.stage == stage), [])
+    return ids.index(section_id) if section_id in ids else None
 
 
 def score_sweep(question: SweepQuestion, result: QuestionResult, latency_ms: float) -> SweepOutcome:
@@ -97,10 +145,15 @@ def score_sweep(question: SweepQuestion, result: QuestionResult, latency_ms: flo
         section_id=question.section_id,
         question=question.question,
         status=result.status,
+        has_text=question.has_text,
+        namesakes=question.namesakes,
         refusal=result.refusal.category if result.refusal else None,
         refusal_message=result.refusal.message if result.refusal else "",
         own_page_in_answer_part=_cites(answer_part, question.section_id),
         own_page_cited=_cites(sentences, question.section_id),
+        namesake_in_answer_part=_cites(answer_part, question.section_id, *question.namesakes),
+        rollup_rank=_rank(result, "rollup", question.section_id),
+        selection_rank=_rank(result, "selection", question.section_id),
         answer_words=sum(word_count(s.text) for s in answer_part),
         reply_words=sum(word_count(s.text) for s in sentences),
         latency_ms=latency_ms,
@@ -114,19 +167,24 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def aggregate_sweep(outcomes: list[SweepOutcome], every: int) -> SweepMetrics:
+def aggregate_sweep(outcomes: list[SweepOutcome], every: int, offset: int = 0) -> SweepMetrics:
     n = len(outcomes)
     refused = [o for o in outcomes if o.status == "refused"]
     answered = [o for o in outcomes if o.status == "answered"]
+    citable = [o for o in outcomes if o.has_text]
     latencies = [o.latency_ms for o in outcomes]
     return SweepMetrics(
         questions=n,
         every=every,
+        offset=offset,
         refusals=len(refused),
         false_refusal_rate=len(refused) / n if n else 0.0,
         refusals_by_category=dict(sorted(Counter(o.refusal for o in refused if o.refusal).items())),
-        own_page_in_answer_part=sum(o.own_page_in_answer_part for o in outcomes) / n if n else 0.0,
-        own_page_cited=sum(o.own_page_cited for o in outcomes) / n if n else 0.0,
+        pages_without_text=n - len(citable),
+        own_page_in_answer_part=sum(o.own_page_in_answer_part for o in citable) / len(citable) if citable else 0.0,
+        own_page_cited=sum(o.own_page_cited for o in citable) / len(citable) if citable else 0.0,
+        shared_titles=sum(bool(o.namesakes) for o in outcomes),
+        title_page_in_answer_part=sum(o.namesake_in_answer_part for o in citable) / len(citable) if citable else 0.0,
         answer_words_median=statistics.median(o.answer_words for o in answered) if answered else 0.0,
         reply_words_median=statistics.median(o.reply_words for o in answered) if answered else 0.0,
         median_latency_ms=statistics.median(latencies) if latencies else 0.0,
@@ -134,14 +192,16 @@ def aggregate_sweep(outcomes: list[SweepOutcome], every: int) -> SweepMetrics:
     )
 
 
-def run_sweep(settings: Settings, every: int = 1) -> SweepRun:
+def run_sweep(settings: Settings, every: int = 1, offset: int = 0) -> SweepRun:
     """Ask the sweep's questions in this process, through the gateway's embedded path."""
     from shared.index import CorpusIndex  # noqa: PLC0415  (heavy: the index stack; `taxnav --help` stays quick)
 
+    check_stride(every, offset)
     if not has_collection(settings):
         raise SweepError(f"no {settings.manual} collection under {settings.data_dir}; ingest one first")
     index = CorpusIndex.open(settings, settings.manual)
-    questions = sweep_questions({sid: page.title for sid, page in index.pages.items()}, every)
+    without_text = frozenset(sid for sid, page in index.pages.items() if not page.chunk_ids)
+    questions = sweep_questions({sid: page.title for sid, page in index.pages.items()}, every, offset, without_text)
     store = MemoryStore(max_questions=64)  # results are scored as they come; none is read twice
     if questions:  # warm the index and the models so the first timed question is not an outlier
         api_answer(questions[0].question, settings, store)
@@ -151,18 +211,24 @@ def run_sweep(settings: Settings, every: int = 1) -> SweepRun:
         result = api_answer(question.question, settings, store)
         outcomes.append(score_sweep(question, result, (time.perf_counter() - started) * 1000))
     return SweepRun(
-        manual=settings.manual, generation=str(index.generation), metrics=aggregate_sweep(outcomes, every), outcomes=outcomes
+        manual=settings.manual, generation=str(index.generation), metrics=aggregate_sweep(outcomes, every, offset), outcomes=outcomes
     )
+
+
+def _place(rank: int | None) -> str:
+    return "-" if rank is None else str(rank + 1)
 
 
 def render_sweep_markdown(run: SweepRun) -> str:
     m = run.metrics
+    stride = "page" if m.every == 1 else f"{m.every}th page" + (f" from the {m.offset + 1}th" if m.offset else "")
     lines = [
         f"# Sweep: {run.manual} (generation {run.generation})",
         "",
-        f"{m.questions} questions, one per {'page' if m.every == 1 else f'{m.every}th page'} in section-id order, "
+        f"{m.questions} questions, one per {stride} in section-id order, "
         f'each "{QUESTION_TEMPLATE.format(title="<page title>")}" through the embedded API path. Every one is '
-        "answerable from its own page: every refusal is a false one.",
+        "answerable from the manual: every refusal is a false one. The own-page shares count the "
+        f"{m.questions - m.pages_without_text} pages with text ({m.pages_without_text} have none to cite).",
         "",
         "| metric | value | target |",
         "|---|---|---|",
@@ -170,6 +236,7 @@ def render_sweep_markdown(run: SweepRun) -> str:
         f"| false conflicts | {m.refusals_by_category.get('conflict', 0)} | 0 |",
         f"| own page in the answer part | {m.own_page_in_answer_part:.1%} | >= 95% |",
         f"| own page cited anywhere | {m.own_page_cited:.1%} | |",
+        f"| own page or a page of the same title in the answer part ({m.shared_titles} titles shared) | {m.title_page_in_answer_part:.1%} | |",
         f"| answer words (median) | {m.answer_words_median:.0f} | <= 120 |",
         f"| reply words (median) | {m.reply_words_median:.0f} | <= 350 |",
         f"| latency ms (median / p90) | {m.median_latency_ms:.1f} / {m.p90_latency_ms:.1f} | |",
@@ -178,10 +245,16 @@ def render_sweep_markdown(run: SweepRun) -> str:
         "",
     ]
     lines += [f"- {cat}: {count}" for cat, count in m.refusals_by_category.items()] or ["None."]
-    misses = [o for o in run.outcomes if not o.own_page_in_answer_part]
-    lines += ["", f"## Questions whose answer part does not cite their page ({len(misses)})", ""]
+    misses = [o for o in run.outcomes if o.has_text and not o.own_page_in_answer_part]
     lines += [
-        f"- {o.section_id}: {o.question.replace('|', '/')} -> "
+        "",
+        f"## Questions whose answer part does not cite their page ({len(misses)})",
+        "",
+        "The page's place among the rolled-up candidates and among the selected pages ('-': not there).",
+        "",
+    ]
+    lines += [
+        f"- {o.section_id} (rollup {_place(o.rollup_rank)}, selection {_place(o.selection_rank)}): {o.question.replace('|', '/')} -> "
         + (f"refused {o.refusal}: {o.refusal_message}" if o.status == "refused" else f"answered ({o.answer_words} words)")
         for o in misses
     ] or ["None."]

@@ -23,6 +23,7 @@ from services.providers.local.tables import lookup_date, lookup_numbers, table_l
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import FRAME_WORDS, employment_tie
 from services.text.terms import corpus_stats, query_terms, terms
+from services.text.titles import title_match
 
 
 @dataclass
@@ -34,6 +35,7 @@ class PageScore:
     relevance: float
     title_meaning: float | None = None  # the title's cosine with the question (None: not a leading page, or off)
     title_share: float = 0.0  # idf-weighted share of the question's own terms the page title holds
+    title_match: float = 0.0  # how nearly the question restates the page title (services/text/titles.py)
 
 
 def chunk_similarity(index: CorpusIndex, chunk_id: str, vector: np.ndarray) -> float:
@@ -70,7 +72,9 @@ def _figures(chunks: list[Chunk]) -> bool:
 def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> list[PageScore]:
     tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
-    weights = question_weights(query.question, corpus_stats(index), tuning.expansion_weight)
+    stats = corpus_stats(index)
+    weights = question_weights(query.question, stats, tuning.expansion_weight)
+    asked = set(terms(query.question))
     # the question's own subject terms: not the manual's other words for them, nor the words
     # that frame any question ("rules", "treatment")
     own = {t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS}
@@ -89,12 +93,15 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
         if names_title_subject(q_terms, title):
             rel += tuning.subject_bonus
+        restated = title_match(asked, title, stats, FRAME_WORDS)
+        if restated >= settings.retrieval.title_match_floor:
+            rel += tuning.title_restated_bonus * restated
         if EXAMPLE_TITLE.search(title):
             # an illustration ranks below the rule it illustrates, above it when one is asked for
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, title_share=coverage(own, set(terms(title)))))
+        out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, title_share=coverage(own, set(terms(title))), title_match=restated))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
     # link to gains (one step of link analysis over the candidate set).

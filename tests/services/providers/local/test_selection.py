@@ -107,7 +107,11 @@ def test_a_question_that_restates_a_page_title_ranks_that_page_first(slice_setti
         return max(score_pages(state.query, state.rollup, settings, state.retrieval.query_vector), key=lambda s: s.relevance).bundle.section_id
 
     assert first(slice_settings) == "EIM26140"
-    assert first(_tuned(slice_settings, title_meaning_weight=0.0)) != "EIM26140"  # the words alone rank another page first
+    # either signal alone finds it: the title's meaning, or its words being the question's
+    assert first(_tuned(slice_settings, title_restated_bonus=0.0)) == "EIM26140"
+    assert first(_tuned(slice_settings, title_meaning_weight=0.0)) == "EIM26140"
+    # the words alone, without either, rank another page first
+    assert first(_tuned(slice_settings, title_meaning_weight=0.0, title_restated_bonus=0.0)) != "EIM26140"
 
 
 def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(slice_settings) -> None:  # noqa: ANN001
@@ -125,3 +129,17 @@ def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(s
     assert "EIM01502" in kept(titled, unreachable)
     assert kept(titled, _tuned(unreachable, title_on_topic=1.01)) == []
     assert kept("How tall is the tallest mountain in the Alps?", _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1)) == []
+
+
+def test_a_restated_title_adds_its_weighted_match_and_a_partial_match_nothing(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "What are the rules on Exemptions: small loans?")
+    vector = state.retrieval.query_vector
+    # without the link share (spread over the candidates), the title's meaning and the example factor, the bonus adds exactly
+    off = _tuned(slice_settings, title_restated_bonus=0.0, title_meaning_weight=0.0, authority_weight=0.0, example_page_factor=1.0)
+    base = {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, off, vector)}
+    on = {s.bundle.section_id: s for s in score_pages(state.query, state.rollup, _tuned(off, title_restated_bonus=0.5), vector)}
+    floor = slice_settings.retrieval.title_match_floor
+    assert on["EIM26140"].title_match == pytest.approx(1.0)  # "Exemptions: small loans"
+    assert any(0.0 < s.title_match < floor for s in on.values())  # "Exemptions: small loans: example" and the like
+    for sid, s in on.items():
+        assert s.relevance == pytest.approx(base[sid] + (0.5 * s.title_match if s.title_match >= floor else 0.0))
