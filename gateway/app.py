@@ -25,7 +25,7 @@ from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders
-from services.dispatch import answer
+from services.dispatch import WARM_UP_QUESTION, answer
 from services.results import make_store
 from shared import __version__, heap
 from shared.config import Settings, get_settings
@@ -75,9 +75,6 @@ DOCS_INIT = """window.ui = SwaggerUIBundle({
 
 def route_modules() -> list[str]:
     return sorted(f"{routes.__name__}.{m.name}" for m in pkgutil.iter_modules(routes.__path__))
-
-
-WARM_UP_QUESTION = "How much can my employer pay me per mile for using my own car for work?"
 
 
 def warm_up(settings: Settings, done: threading.Event) -> None:
