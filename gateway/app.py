@@ -25,9 +25,9 @@ from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders
-from services.dispatch import answer
+from services.dispatch import WARM_UP_QUESTION, answer
 from services.results import make_store
-from shared import __version__
+from shared import __version__, heap
 from shared.config import Settings, get_settings
 from shared.contracts.api import QuestionRequest
 
@@ -77,13 +77,10 @@ def route_modules() -> list[str]:
     return sorted(f"{routes.__name__}.{m.name}" for m in pkgutil.iter_modules(routes.__path__))
 
 
-WARM_UP_QUESTION = "How much can my employer pay me per mile for using my own car for work?"
-
-
 def warm_up(settings: Settings, done: threading.Event) -> None:
     """Load what the first question would otherwise wait for: the index and, in embedded mode,
-    everything the stages load lazily (one question through the pipeline). /readyz says
-    "warming up" until this ends."""
+    everything the stages load lazily (one question through the pipeline), then freeze it out
+    of the garbage collector's sight. /readyz says "warming up" until this ends."""
     try:
         open_index(settings)
         if settings.mode == "embedded" and settings.models.provider == "local":
@@ -91,6 +88,7 @@ def warm_up(settings: Settings, done: threading.Event) -> None:
     except Exception as exc:  # noqa: BLE001  (a missing index is reported by /readyz and each request)
         log.warning("warm-up skipped: %s", exc)
     finally:
+        heap.freeze()  # what is loaded now lives as long as the process (shared/heap.py)
         done.set()
 
 

@@ -5,12 +5,15 @@ chain, one task per queue (distributed). Either way the stages report to a quest
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime, timezone
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from celery import Celery, chain
 from kombu.exceptions import OperationalError
@@ -19,6 +22,7 @@ from services.errors import Unavailable, as_info
 from services.celery_app import make_stage_app, stage_task_name
 from services.pipeline import STAGE_QUEUES, STAGES, finish, new_state, run_stages
 from services.results import OnEvent, QuestionStore, make_store, wait_result
+from shared import heap
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.events import QuestionEvent, stage_event
@@ -89,6 +93,135 @@ def _executor(threads: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="question")
 
 
+class _Relay(QuestionStore):
+    """A worker process's store: each event goes to the gateway over a queue (it never reads)."""
+
+    blocking = False
+
+    def __init__(self, events: multiprocessing.Queue) -> None:
+        self._events = events
+
+    def start(self, qid: str, deadline: float) -> None:
+        raise NotImplementedError("the gateway opens the question's record")
+
+    def add(self, qid: str, event: QuestionEvent) -> bool:
+        self._events.put((qid, event.model_dump_json()))
+        return True  # whether it ended already is the gateway's to know; the deadline still holds
+
+    def read(self, qid: str, cursor: str, block_s: float) -> tuple[list[QuestionEvent], str]:
+        raise NotImplementedError("the gateway reads")
+
+    def deadline(self, qid: str) -> float | None:
+        raise NotImplementedError("the gateway reads")
+
+
+_relay: _Relay | None = None  # in a worker process: set once at its start
+
+
+@lru_cache(maxsize=8)
+def _settings(settings_json: str) -> Settings:
+    return Settings.model_validate_json(settings_json)
+
+
+# Asked once by each process that serves questions before its first real one: it loads the
+# index and everything the stages load lazily.
+WARM_UP_QUESTION = "How much can my employer pay me per mile for using my own car for work?"
+
+
+def _start_worker(events: multiprocessing.Queue, settings_json: str) -> None:
+    """A worker process warms up before its first question, then freezes its heap (shared/heap.py)."""
+    global _relay
+    _relay = _Relay(events)
+    settings = _settings(settings_json)
+    state = new_state(QuestionRequest(question=WARM_UP_QUESTION), settings)
+    try:
+        run_stages(list(STAGES), state, settings, lambda _trace: None)
+    except Exception:  # noqa: BLE001  (no index yet: each question reports it as a typed error)
+        pass
+    heap.freeze()
+
+
+def _run_in_worker(state_json: str, settings_json: str, deadline: float) -> None:
+    assert _relay is not None, "started by _start_worker"
+    run_embedded(PipelineState.model_validate_json(state_json), _settings(settings_json), _relay, deadline)
+
+
+class WorkerProcesses:
+    """Embedded questions in ``settings.gateway.embedded_processes`` worker processes: the
+    gateway's own threads then hold the GIL only to serve requests and relay events. Every
+    question ends with a terminal event: its own, relayed, or, when a worker process dies, a
+    typed ``unavailable`` error for each question the broken pool held (a new pool starts with
+    the next question)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings_json = settings.model_dump_json()
+        self._processes = settings.gateway.embedded_processes
+        self._lock = threading.Lock()
+        self._stores: dict[str, QuestionStore] = {}  # questions in flight, until their terminal event
+        self._pool: ProcessPoolExecutor | None = None
+
+    def pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                context = multiprocessing.get_context("spawn")  # not fork: the gateway runs threads
+                events = context.Queue()  # one per pool: a killed writer may leave its lock held
+                self._pool = ProcessPoolExecutor(
+                    self._processes, mp_context=context, initializer=_start_worker, initargs=(events, self._settings_json)
+                )
+                threading.Thread(target=self._relay, args=(events, self._pool), name="question-relay", daemon=True).start()
+                for _ in range(self._processes):  # a process per task not yet taken: all start (and load) now
+                    self._pool.submit(int)
+            return self._pool
+
+    def _drop(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:  # broken for good: the next question starts a new one
+                self._pool = None
+
+    def submit(self, state: PipelineState, store: QuestionStore, deadline: float) -> None:
+        qid = state.query.id
+        with self._lock:
+            self._stores[qid] = store
+        pool = self.pool()
+        try:
+            future = pool.submit(_run_in_worker, state.model_dump_json(), self._settings_json, deadline)
+        except BrokenProcessPool:  # it broke before its failed tasks' callbacks ran
+            self._drop(pool)
+            pool = self.pool()
+            future = pool.submit(_run_in_worker, state.model_dump_json(), self._settings_json, deadline)
+        future.add_done_callback(partial(self._ended, qid, pool))
+
+    def _ended(self, qid: str, pool: ProcessPoolExecutor, future: Future) -> None:
+        """A question's task is over; only a failed task (its process died) needs an end here."""
+        if future.cancelled() or future.exception() is not None:
+            self._drop(pool)
+            with self._lock:
+                store = self._stores.pop(qid, None)
+            if store is not None:
+                error = Unavailable("the worker process running this question ended; ask again")
+                store.add(qid, QuestionEvent(kind="error", error=as_info(error)))
+
+    def _relay(self, events: multiprocessing.Queue, pool: ProcessPoolExecutor) -> None:
+        """The workers' events into the questions' stores, until the pool is replaced and drained."""
+        while True:
+            try:
+                qid, payload = events.get(timeout=1.0)
+            except queue.Empty:
+                if self._pool is not pool:
+                    return
+                continue
+            event = QuestionEvent.model_validate_json(payload)
+            with self._lock:
+                store = self._stores.pop(qid, None) if event.terminal else self._stores.get(qid)
+            if store is not None:
+                store.add(qid, event)
+
+
+@lru_cache(maxsize=8)
+def _worker_processes(settings_json: str) -> WorkerProcesses:
+    return WorkerProcesses(Settings.model_validate_json(settings_json))
+
+
 @lru_cache(maxsize=8)
 def _celery(settings_json: str) -> Celery:
     return make_stage_app(Settings.model_validate_json(settings_json))
@@ -132,6 +265,8 @@ def submit(state: PipelineState, settings: Settings, store: QuestionStore) -> st
     store.start(qid, deadline)
     if settings.mode == "distributed":
         send_chain(state, settings, deadline)
+    elif settings.gateway.embedded_processes:
+        _worker_processes(settings.model_dump_json()).submit(state, store, deadline)
     else:
         _executor(settings.gateway.embedded_threads).submit(run_embedded, state, settings, store, deadline)
     return qid

@@ -200,6 +200,10 @@ class GatewaySettings(BaseModel):
     max_body_bytes: int = 16_384
     result_ttl_s: int = 600  # how long a question's events and result stay readable
     embedded_threads: int = 4  # questions run at once in embedded mode
+    # Worker processes for embedded questions (0: threads of the gateway process). With threads
+    # the pipeline's CPU-bound Python holds the GIL the event loop needs for every request, so
+    # a scope-guard refusal waits behind it; each process loads its own index (RSS per process).
+    embedded_processes: int = Field(default=0, ge=0)
     # Admission: questions in flight per gateway process (past it a fast 503 with Retry-After).
     # Scope-guard refusals are answered at once and never count.
     max_in_flight: int = 16

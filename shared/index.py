@@ -23,6 +23,7 @@ from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, 
 from shared.contracts.corpus import chunk_id as chunk_id_of
 from shared.embeddings import base_embedder, embedder_identity
 from shared.generation import CURRENT, canonical_manual, collection_dir, load_generation, load_graph, serving_path
+from shared.heap import refreeze
 from shared.stores import bm25_store, uses_servers, vector_store
 
 
@@ -72,7 +73,11 @@ class CorpusIndex:
         if known is not None and pointer is not None and known[0] == pointer:
             return known[1]
         index = cls._open(settings, manual)
+        loaded = known is None or known[1] is not index
+        known = None  # nor this frame nor the table may hold the old index at the collection below
         cls._by_pointer[spelled] = (pointer, index)
+        if loaded:
+            refreeze()
         return index
 
     @classmethod

@@ -12,10 +12,13 @@
 - ``slice_data_dir`` / ``slice_settings``: the EIM slice ``SLICE_SECTIONS`` (about 50 pages:
   mileage, passengers, homeworking, parties and gifts, vans, small loans, long service awards,
   and their neighbours) ingested once per session. Read it, never ingest into it.
+- A gateway's warm-up freezes the heap (shared/heap.py); each test ends with it unfrozen, so
+  one test's frozen objects (cycles among them never collected) do not outlive it.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -50,6 +53,12 @@ SLICE_SECTIONS: frozenset[str] = frozenset(
         "EIM01500", "EIM01501", "EIM01502", "EIM01503", "EIM01504",
     }
 )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze_heap() -> Iterator[None]:
+    yield
+    gc.unfreeze()
 
 
 def make_settings(data_dir: Path, cache_dir: Path | None = None, **ingest: object) -> Settings:

@@ -56,6 +56,17 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def child_pids(pid: int) -> list[int]:
+    """A process's children (embedded worker processes, multiprocessing's resource tracker), from /proc."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
 @contextmanager
 def warm_gateway(data_dir: str, env: dict[str, str], questions: list[str]) -> Iterator[tuple[str, subprocess.Popen]]:
     """A real gateway (`taxnav serve` in a subprocess, ``env`` over this environment) on a free

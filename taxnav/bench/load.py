@@ -26,7 +26,7 @@ import httpx
 from services.workers import WorkerPool, purge
 from shared.config import Settings
 from taxnav.bench import write_report
-from taxnav.bench.common import load_questions, machine, percentiles, rss_mb, warm_gateway
+from taxnav.bench.common import child_pids, load_questions, machine, percentiles, rss_mb, warm_gateway
 
 LEVELS = (1, 4, 16, 64, 128)
 REFUSAL = "What's the VAT registration threshold for my small business?"  # out_of_scope at the scope guard
@@ -133,15 +133,18 @@ def run_mode(mode: str, settings: Settings, questions: list[str], levels: tuple[
             for clients in levels:
                 row = run_level(base_url, questions, clients, seconds, timeout_s)
                 row["gateway_rss_mb"] = rss_mb(server.pid)
-                if workers is not None:
-                    row["workers_rss_mb"] = round(sum(rss_mb(p.pid) for p in workers.processes.values()), 1)
+                # Distributed: the Celery workers; embedded: the gateway's worker processes, if any.
+                worker_pids = [p.pid for p in workers.processes.values()] if workers is not None else child_pids(server.pid)
+                if worker_pids:
+                    row["workers_rss_mb"] = round(sum(rss_mb(pid) for pid in worker_pids), 1)
                 rows.append(row)
                 print_row(mode, row)
     finally:
         if workers is not None:
             workers.stop()
             purge(distributed)
-    return {"levels": rows, "max_in_flight": settings.gateway.max_in_flight}
+    gateway = settings.gateway
+    return {"levels": rows, "max_in_flight": gateway.max_in_flight, "embedded_threads": gateway.embedded_threads, "embedded_processes": gateway.embedded_processes}
 
 
 def verdicts(rows: list[dict]) -> dict:
