@@ -34,8 +34,15 @@ from services.text.terms import STOPWORDS, query_terms, terms, words
 
 # ---- malformed ------------------------------------------------------------------------
 
+# The exchange itself, as the object of an instruction: this conversation, what the system said.
+_EXCHANGE = (
+    r"\b(?:this|our)\s+(?:conversation|chat|session|exchange)\b|\b(?:chat|conversation)\s+history\b"
+    r"|\b(?:everything|all|what)\s+(?:you|we)(?:'ve|\s+have)?\s+(?:said|told\s+me|wrote|written|discussed|answered)\b"
+    r"|\byour\s+(?:last\s+|previous\s+|earlier\s+)?(?:answers?|repl(?:y|ies)|responses?)\b"
+)
 # Text addressed to the system instead of asking about tax: requests to drop or reveal
-# instructions, to change role, or to dictate the reply. Phrases, not words, so that a
+# instructions, to change role, to dictate the reply, or to act on the exchange itself
+# (translate what was said, wipe the conversation). Phrases, not words, so that a
 # question mentioning "instructions" or "system" is not caught.
 _INJECTION = re.compile(
     r"""
@@ -44,7 +51,9 @@ _INJECTION = re.compile(
   | \byour\s+(?:instructions|prompt|rules|guidelines|configuration)\b
   | \b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?|my)|roleplay|jailbreak|developer\s+mode|\bDAN\b)
   | \b(?:reply|respond|answer|output)\s+(?:only\s+)?with\s+(?:only\s+)?["'\w]+\s*[.!]?\s*$
-    """,
+  | \b(?:translate|wipe|delete|erase|clear|reset|forget)\b[^.?!]{0,40}?(?:"""
+    + _EXCHANGE
+    + ")",
     re.I | re.X,
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
