@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.scope import ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, routing_parts, route
+from services.scope import KEYWORD_HOME_CEILING, ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, routing_parts, route
 from shared.contracts.refusals import ManualEvidence, PageRef
 
 
@@ -186,6 +186,12 @@ def test_keyword_mode_when_a_manual_has_no_vectors() -> None:
     assert refusal is not None and routes[0].manual == BIM and routes[0].score == pytest.approx(0.5 * 0.6 + 0.9)
     close = [("farming losses relief", {EIM: keyword_only(EIM, 0.4, 0.8), BIM: keyword_only(BIM, 0.4, 0.9)})]
     assert route("farming losses relief", close, EIM) == ([], None)
+    # a trade of one's own with no job in it: better at all is enough, past the home ceiling too
+    own = "I run a small farm: what relief is there for my farming losses against my profits?"
+    strong_home = [(own, {EIM: keyword_only(EIM, 0.4, KEYWORD_HOME_CEILING), BIM: keyword_only(BIM, 0.4, KEYWORD_HOME_CEILING + 0.05)})]
+    assert [r.manual for r in route(own, strong_home, EIM)[0]] == [BIM]
+    behind = [(own, {EIM: keyword_only(EIM, 0.4, 0.9), BIM: keyword_only(BIM, 0.4, 0.8)})]
+    assert route(own, behind, EIM) == ([], None)
 
 
 def test_a_keywords_only_ingest_has_no_vectors_and_routing_reads_its_keywords(corpus_dir, settings_for, tmp_path) -> None:
