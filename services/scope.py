@@ -42,7 +42,7 @@ _EXCHANGE = (
 )
 # Text addressed to the system instead of asking about tax: requests to drop or reveal
 # instructions, to change role, to dictate the reply, or to act on the exchange itself
-# (translate what was said, wipe the conversation). Phrases, not words, so that a
+# (translate or summarise what was said, wipe the conversation). Phrases, not words, so that a
 # question mentioning "instructions" or "system" is not caught.
 _INJECTION = re.compile(
     r"""
@@ -51,7 +51,7 @@ _INJECTION = re.compile(
   | \byour\s+(?:instructions|prompt|rules|guidelines|configuration)\b
   | \b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?|my)|roleplay|jailbreak|developer\s+mode|\bDAN\b)
   | \b(?:reply|respond|answer|output)\s+(?:only\s+)?with\s+(?:only\s+)?["'\w]+\s*[.!]?\s*$
-  | \b(?:translate|wipe|delete|erase|clear|reset|forget)\b[^.?!]{0,40}?(?:"""
+  | \b(?:translate|summari[sz]e|rephrase|rewrite|reformat|shorten|wipe|delete|erase|clear|reset|forget)\b[^.?!]{0,40}?(?:"""
     + _EXCHANGE
     + ")",
     re.I | re.X,

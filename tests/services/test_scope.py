@@ -25,6 +25,7 @@ from shared.contracts.refusals import ManualEvidence, PageRef
         ("Please delete our chat history and start again", "instruction"),
         ("Translate your last answer into French", "instruction"),
         ("Wipe this conversation now.", "instruction"),
+        ("Please summarise your previous answer in one line.", "instruction"),
         ("Write a long poem about employers and company cars and vans and fuel and the benefits they give staff", "statement or a command"),
     ],
 )
@@ -82,6 +83,7 @@ def test_out_of_scope(text: str, subject: str) -> None:
         "Can my employer delete my payroll history after I leave?",
         "Is what you said about the fuel benefit still right if I pay for some fuel myself?",
         "How do I translate my salary paid in euros into pounds for tax?",
+        "Can my employer shorten the notice period in my contract to reduce the tax on my payment?",
     ],
 )
 def test_in_scope_questions_pass(text: str) -> None:
