@@ -101,9 +101,10 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
 
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _RULE = r"(?:rules?|scheme|regime|arrangements?|exemptions?|relief|allowance|charge|legislation|provisions?|levy|cap|test|treatment|changes?|reforms?)"
-# Nouns that name a rule itself, never a figure for a period: "the exemption from April 2016"
-# dates the exemption, where "the allowance from April 2026" asks for a later period's figure.
-_RULE_ONLY = r"(?:rules|scheme|regime|exemptions?|relief|legislation|provisions|reforms?)"
+# Nouns that name one rule, never a figure or the law for a period: "the exemption from April
+# 2016" dates the exemption, where "the allowance from April 2026" asks for a later period's
+# figure and "the rules from April 2020" for the law as it stood then (stale when later).
+_RULE_ONLY = r"(?:scheme|regime|exemption|relief|reform)"
 # A bare year that dates a rule: "the 2019 loan charge", "the April 2017 exemption", "the
 # relief introduced in 2016", "the exemption from April 2016" (not "for 2025-26" or "in the
 # 2025 tax year": those ask for a period).
