@@ -101,11 +101,17 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
 
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _RULE = r"(?:rules?|scheme|regime|arrangements?|exemptions?|relief|allowance|charge|legislation|provisions?|levy|cap|test|treatment|changes?|reforms?)"
+# Nouns that name one rule, never a figure or the law for a period: "the exemption from April
+# 2016" dates the exemption, where "the allowance from April 2026" asks for a later period's
+# figure and "the rules from April 2020" for the law as it stood then (stale when later).
+_RULE_ONLY = r"(?:scheme|regime|exemption|relief|reform)"
 # A bare year that dates a rule: "the 2019 loan charge", "the April 2017 exemption", "the
-# relief introduced in 2016" (not "for 2025-26" or "in the 2025 tax year": those ask for a period).
+# relief introduced in 2016", "the exemption from April 2016" (not "for 2025-26" or "in the
+# 2025 tax year": those ask for a period).
 _DATED_RULE = re.compile(
     rf"\b(?:the|a|an|its)\s+(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y1>(?:19|20)\d{{2}})(?![-/\u2013]\d)\s+(?!tax\s+year|year)(?:[\w-]+\s+){{0,3}}?{_RULE}\b"
-    rf"|\b{_RULE}\s+(?:[\w-]+\s+){{0,4}}?(?:introduced|brought\s+in|came\s+in|started|new)\s+(?:in\s+|on\s+|from\s+)?(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y2>(?:19|20)\d{{2}})(?![-/\u2013]\d)",
+    rf"|\b{_RULE}\s+(?:[\w-]+\s+){{0,4}}?(?:introduced|brought\s+in|came\s+in|started|new)\s+(?:in\s+|on\s+|from\s+)?(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y2>(?:19|20)\d{{2}})(?![-/\u2013]\d)"
+    rf"|\b{_RULE_ONLY}\s+(?:from|since)\s+(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y3>(?:19|20)\d{{2}})(?![-/\u2013]\d)",
     re.I,
 )
 
@@ -118,7 +124,7 @@ def later_rule(question: str, pages: list[Page]) -> Refusal | None:
         return None
     latest = max(p.public_updated_at for p in pages).date()
     for m in _DATED_RULE.finditer(question):
-        year = int(m.group("y1") or m.group("y2"))
+        year = int(m.group("y1") or m.group("y2") or m.group("y3"))
         if date(year, 1, 1) > latest:
             return low_coverage(
                 f"The question is about a rule dated {year}, after the manual's pages were last updated ({latest.isoformat()}): the manual does not contain it.",

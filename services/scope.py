@@ -34,8 +34,15 @@ from services.text.terms import STOPWORDS, query_terms, terms, words
 
 # ---- malformed ------------------------------------------------------------------------
 
+# The exchange itself, as the object of an instruction: this conversation, what the system said.
+_EXCHANGE = (
+    r"\b(?:this|our)\s+(?:conversation|chat|session|exchange)\b|\b(?:chat|conversation)\s+history\b"
+    r"|\b(?:everything|all|what)\s+(?:you|we)(?:'ve|\s+have)?\s+(?:said|told\s+me|wrote|written|discussed|answered)\b"
+    r"|\byour\s+(?:last\s+|previous\s+|earlier\s+)?(?:answers?|repl(?:y|ies)|responses?)\b"
+)
 # Text addressed to the system instead of asking about tax: requests to drop or reveal
-# instructions, to change role, or to dictate the reply. Phrases, not words, so that a
+# instructions, to change role, to dictate the reply, or to act on the exchange itself
+# (translate or summarise what was said, wipe the conversation). Phrases, not words, so that a
 # question mentioning "instructions" or "system" is not caught.
 _INJECTION = re.compile(
     r"""
@@ -44,7 +51,9 @@ _INJECTION = re.compile(
   | \byour\s+(?:instructions|prompt|rules|guidelines|configuration)\b
   | \b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?|my)|roleplay|jailbreak|developer\s+mode|\bDAN\b)
   | \b(?:reply|respond|answer|output)\s+(?:only\s+)?with\s+(?:only\s+)?["'\w]+\s*[.!]?\s*$
-    """,
+  | \b(?:translate|summari[sz]e|rephrase|rewrite|reformat|shorten|wipe|delete|erase|clear|reset|forget)\b[^.?!]{0,40}?(?:"""
+    + _EXCHANGE
+    + ")",
     re.I | re.X,
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -128,6 +137,11 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
         r"\b(?:sole traders?|self[- ]employed (?:profits?|trading|business)|trading (?:profits?|income|loss(?:es)?)|my (?:own )?business(?:'s)? (?:profits?|accounts?))\b",
         re.I,
     ),
+    "savings and investment income": re.compile(
+        r"\b(?:isas?|individual savings accounts?|personal savings allowance|dividend allowance|premium bonds?|"
+        r"savings interest|(?:bank|building society) interest|interest (?:on|from) (?:my |our )?savings)\b",
+        re.I,
+    ),
     "Scottish or Welsh rate bands": re.compile(
         r"\b(?:scottish|welsh)\b(?:\W+\w+){0,3}?\W+(?:rates?|bands?|income tax|taxpayers?)\b", re.I
     ),
@@ -147,9 +161,9 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
 # The subjects another manual of ours covers: when that manual is ingested, the evidence
 # across manuals decides (and routes there) instead of this list.
 COVERED_BY = {"self-employed trading income": "business-income-manual"}
-# What ties a question to employment income.
+# What ties a question to employment income ("work out", to calculate, does not).
 _EMPLOYMENT = re.compile(
-    r"\b(?:employ\w*|job|jobs|work(?:s|ing|place)?|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
+    r"\b(?:employ\w*|job|jobs|work(?:s|ing)?(?!\s+(?:it\s+|this\s+|that\s+)?out\b)|workplace|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
     r"colleagues?|director\w*|benefits? in kind|bik|perks?|company cars?|company vans?|expenses|pensions?|"
     r"bonus\w*|redundanc\w*|earnings|office[- ]holders?|share options?|salary sacrifice)\b",
     re.I,
@@ -260,19 +274,31 @@ def situation(question: str) -> str:
     return " ".join(c for c in clauses(question) if not asks(c))
 
 
+# A word that points back to what an earlier part asked about ("can I apply for that?", "is
+# it taxable?"): such a part is about the earlier part's subject, not about its own words.
+_REFERS_BACK = re.compile(r"\b(?:that|this|these|those|it|them)\b", re.I)
+
+
 def routing_parts(question: str) -> list[str]:
     """The parts of a question routed each to a manual, with its statements as context (the
     local provider's ``sub_questions`` splits for pages, without context). The asking parts
     ("I'm leaving my job to go self-employed; is my
     redundancy pay taxable and how do I register?" -> "is my redundancy pay taxable", the
     statement + "how do I register?"): a part says enough on its own, or takes the
-    statements as context. One part (the whole question) when it asks one thing."""
+    statements as context; a part that points back ("... and can I apply for that?") is
+    asked after the part it points to. One part (the whole question) when it asks one thing."""
     parts = clauses(question)
     asking = [c for c in parts if asks(c)]
     if len(asking) <= 1:
         return [question]
     context = situation(question)
-    return [c if len(query_terms(c)) >= MIN_PART_TERMS else f"{context} {c}".strip() for c in asking]
+    out: list[str] = []
+    for clause in asking:
+        lead = [out[-1]] if out and _REFERS_BACK.search(clause) else []
+        if len(query_terms(clause)) < MIN_PART_TERMS and not (lead and context in lead[0]):
+            lead.insert(0, context)
+        out.append(" ".join([*lead, clause]).strip())
+    return out
 
 
 def _score(e: ManualEvidence, evidence: dict[str, ManualEvidence]) -> float:
@@ -286,7 +312,11 @@ def _score(e: ManualEvidence, evidence: dict[str, ManualEvidence]) -> float:
 # alone. (The vocabulary of the regime, as in _OTHER_REGIMES, not of any question.)
 _OWN_MARKERS: dict[str, re.Pattern[str]] = {
     "business-income-manual": re.compile(
-        r"\b(?:self[- ]employ\w*|sole traders?|freelanc\w*|trading (?:profits?|income|loss(?:es)?))\b", re.I
+        r"\b(?:self[- ]employ\w*|sole traders?|freelanc\w*|trading (?:profits?|income|loss(?:es)?)"
+        # a business of one's own: an employee has pay, not profits, and runs no firm
+        r"|(?:my|our) (?:own )?(?:business(?:'s)? )?profits?|business(?:'s)? profits?"
+        r"|(?:i|we) (?:run|own) (?:an?|my|our) (?:[\w-]+ ){0,3}?(?:business|firm|shop|practice|trade|farm))\b",
+        re.I,
     ),
 }
 
@@ -297,15 +327,21 @@ def marks(part: str, manual: str) -> bool:
     return bool(pattern and pattern.search(part))
 
 
-def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str, part: str = "") -> ManualEvidence | None:
+def belongs_elsewhere(
+    evidence: dict[str, ManualEvidence], home: str, part: str = "", home_claim: bool = True
+) -> ManualEvidence | None:
     """The other manual that answers clearly better than the home manual (or better at all,
     when the part, with the situation it is asked in, names that manual's regime itself:
-    ``marks``), or None."""
+    ``marks``), or None. Without ``home_claim`` (the question is about a self-employed
+    trade and nothing in it is about a job: ``own_trade``) the home manual does not compete:
+    the best other manual takes the part when it has a home for it (ROUTE_FLOOR)."""
     others = [e for m, e in evidence.items() if m != home]
     if not others or home not in evidence:
         return None
     if all(e.has_vectors for e in evidence.values()):
         best = max(others, key=lambda e: e.score)
+        if not home_claim:
+            return best if best.score >= ROUTE_FLOOR else None
         home_score = evidence[home].score
         margin = 0.0 if marks(part, best.manual) else ROUTE_MARGIN
         if best.score >= ROUTE_FLOOR and best.score - home_score > margin and home_score < ROUTE_HOME_CEILING:
@@ -313,10 +349,16 @@ def belongs_elsewhere(evidence: dict[str, ManualEvidence], home: str, part: str 
         return None
     best = max(others, key=lambda e: e.keyword_score)
     home_score = evidence[home].keyword_score
-    margin = 0.0 if marks(part, best.manual) else KEYWORD_MARGIN
-    if best.keyword_score - home_score > margin and home_score < KEYWORD_HOME_CEILING:
+    margin = 0.0 if marks(part, best.manual) or not home_claim else KEYWORD_MARGIN
+    if best.keyword_score - home_score > margin and (home_score < KEYWORD_HOME_CEILING or not home_claim):
         return best
     return None
+
+
+def own_trade(question: str, part: str) -> bool:
+    """The part, in the situation it is asked in, is about a self-employed trade in the
+    question's own words, and nothing in the question ties it to a job, an employer or pay."""
+    return not employment_tie(question) and any(marks(part, manual) for manual in _OWN_MARKERS)
 
 
 def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], Refusal | None]:
@@ -327,7 +369,8 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     for part, evidence in parts:
         if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
-        best = belongs_elsewhere(evidence, home, f"{context} {part}")
+        asked = f"{context} {part}"
+        best = belongs_elsewhere(evidence, home, asked, home_claim=not own_trade(question, asked))
         if best is not None:
             routes.append(
                 Route(

@@ -119,6 +119,8 @@ def test_stale_now_end_to_end_cites_the_latest_figures(slice_settings: Settings)
         "How is the 2019 loan charge on disguised remuneration loans worked out?",
         "How does the April 2017 exemption for employer-funded pensions advice work?",
         "What changed under the rules introduced in April 2021 for off-payroll working?",
+        # a rule noun dated by when it applies from: the rule began then, the manual lacks it
+        "Who qualifies for the relief since 2019 on employer-paid training courses?",
     ],
 )
 def test_a_rule_dated_after_the_manual_is_low_coverage(question: str) -> None:
@@ -133,6 +135,11 @@ def test_a_rule_dated_after_the_manual_is_low_coverage(question: str) -> None:
         "What's the van benefit charge for the 2025-26 tax year?",  # a later period: stale, not this
         "What is the charge in the 2025 tax year?",
         "How did the 2009 exemption for homeworking change?",  # a rule dated before the update
+        # a figure's noun dated by when it applies from asks for a later period: stale, not this
+        "What is the mileage allowance from April 2026?",
+        "What are the van benefit charges since 2020?",
+        "How do the rules from 6 April 2020 treat my termination payment?",  # the law for a period
+        "How does the exemption from April 2013 for homeworking work?",  # dated before the update
     ],
 )
 def test_a_later_period_or_an_older_rule_is_not_a_later_rule(question: str) -> None:
