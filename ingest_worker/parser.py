@@ -186,6 +186,8 @@ class _Walker:
         self.group = 0  # the container being walked
         self.groups = 0
         self.after_heading = False  # nothing emitted since the last heading
+        self.heading_hrefs: list[str] = []  # the links in the last heading
+        self.heading_lines: set[int] = set()  # ids of blocks that were headings heading nothing
 
     def emit(self, block: Block | None) -> None:
         if block is None:
@@ -204,8 +206,21 @@ class _Walker:
         text = " ".join(clean_text(_inline_text(element))[0].split())
         if not text:
             return
+        # A heading followed by one at its own level or above, nothing between, heads nothing:
+        # it is a line the page states ("THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013" above
+        # "S.I.2002 No. 205" on EIM21668; "The position up to 5 April 2013" above the table it
+        # dates on EIM71332). Dropped with its empty section it was lost; it leads the next
+        # section's text instead, with any such lines before it.
+        last = self.sections[-1]
+        carried: list[Block] = []
+        if self.trail and self.trail[-1][0] >= level and all(id(b) in self.heading_lines for b in last.blocks):
+            self.groups += 1  # a group of its own: a heading's line never joins the text after it
+            carried = [*last.blocks, Block(kind="p", text=self.trail[-1][1], hrefs=self.heading_hrefs, group=self.groups)]
+            self.heading_lines.add(id(carried[-1]))
+            self.sections.pop()
         self.trail = [(lvl, h) for lvl, h in self.trail if lvl < level] + [(level, text)]
-        self.sections.append(Section(headings=[h for _, h in self.trail]))
+        self.sections.append(Section(headings=[h for _, h in self.trail], blocks=carried))
+        self.heading_hrefs = _hrefs(element)
         self.after_heading = True
 
     def enter(self) -> int:

@@ -40,7 +40,7 @@ from collections.abc import Callable
 import numpy as np
 
 from services.errors import UnknownCondition
-from services.providers.local.units import EXAMPLE_TITLE, chunk_units, is_illustration
+from services.providers.local.units import EXAMPLE_TITLE, chunk_units, is_illustration, withdraws
 from services.stages.retrieval import SHORT_TERMS, bm25_text, terms_with_compounds
 from services.text.figures import years_named
 from services.text.terms import query_terms, terms, words
@@ -272,10 +272,13 @@ def condition_claims(
     pages = [selected[s] for s in sections if s in selected]
     found = []
     for rank, page in enumerate(pages):
-        for chunk in page.chunks:
+        notice: list[DraftSentence] = []  # the page's opening line saying its rule has ended, as in stitching
+        for chunk in sorted(page.chunks, key=lambda c: c.position):
             example = any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
             units = [u for u in chunk_units(chunk, rank, tuning) if not u.heading]
             claims = [DraftSentence(text=u.text, citations=list(dict.fromkeys(p.id for p, _ in u.parts))) for u in units]
+            if chunk.position == 0 and units and units[0].row is None and withdraws(units[0].text):
+                notice = claims[:1]
             paragraphs: dict[str, list[DraftSentence]] = {}
             for unit, claim in zip(units, claims):
                 if unit.row is None:
@@ -288,7 +291,8 @@ def condition_claims(
                     score += 1
                 if score:
                     whole = paragraphs.get(unit.paragraph.id, []) if unit.row is None and not (example or is_illustration(unit.text)) else []
-                    found.append((score, claim, whole if 1 < len(whole) <= tuning.answer_claims else [claim]))
+                    whole = whole if 1 < len(whole) <= tuning.answer_claims else [claim]
+                    found.append((score, claim, [*(n for n in notice if n not in whole), *whole]))
     return found
 
 

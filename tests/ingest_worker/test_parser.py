@@ -226,3 +226,27 @@ def test_ingested_page_title_is_clean(corpus_dir: Path) -> None:
         f.stem.upper() for f in sorted((corpus_dir / EIM).glob("eim*.json")) if "&#x2019;" in json.loads(f.read_text()).get("title", "")
     )
     assert "&#x" not in chunks_of(corpus_dir, section).page.title
+
+
+def test_a_heading_that_heads_nothing_leads_the_next_sections_text(corpus_dir: Path) -> None:
+    # EIM21668 opens with two h2s: the withdrawal notice, then the statutory instrument's
+    # number over the text; the notice was lost with its empty section
+    sections = parse_body(page(corpus_dir, "EIM21668")["details"]["body"])
+    assert sections[0].headings == ["S.I.2002 No. 205"]
+    assert sections[0].blocks[0].text == "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"
+    assert sections[0].blocks[1].text.startswith("Some employers designate")
+    build = chunks_of(corpus_dir, "EIM21668")
+    assert build.chunks[0].paragraphs[0].text == "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"
+
+
+def test_headings_heading_nothing_are_kept_in_order_and_sub_headings_still_nest() -> None:
+    html = (
+        "<h2>A</h2><h2>B <a href='/eim1'>EIM1</a></h2><h2>C</h2><p>c</p>"  # A and B head nothing
+        "<h2>D</h2><h3>D1</h3><p>d1</p>"  # D heads D1: a trail, as before
+        "<h3>E</h3><h2>F</h2><p>f</p>"  # E heads nothing: a line under F
+    )
+    sections = parse_body(html)
+    assert [s.headings for s in sections] == [["C"], ["D", "D1"], ["F"]]
+    assert [b.text for b in sections[0].blocks] == ["A", "B EIM1", "c"]
+    assert sections[0].blocks[1].hrefs == ["/eim1"]  # the heading's link goes with its line
+    assert [b.text for b in sections[2].blocks] == ["E", "f"]

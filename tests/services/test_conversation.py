@@ -283,3 +283,22 @@ def test_a_joining_sentence_brings_its_paragraph_but_a_worked_examples_sentence_
     assert len(rule_paragraph) == 2 and rule_paragraph[1].text == rule.text  # the sentence before it comes too
     example, alone = by_page["EIM31415"]
     assert alone == [example]  # the example page's paragraph is not retold
+
+
+def test_a_joining_sentence_comes_with_its_pages_notice_that_the_rule_has_ended():
+    from services.conversation import condition_claims  # noqa: PLC0415
+    from services.text.terms import terms  # noqa: PLC0415
+    from shared.contracts.corpus import Chunk, Paragraph  # noqa: PLC0415
+    from shared.contracts.pipeline import SelectionResult  # noqa: PLC0415
+
+    def page(section: str, opening: str) -> PageBundle:
+        texts = [opening, "Employers may designate cycle to work days.", "A free breakfast on those days is exempt."]
+        paragraphs = [Paragraph(id=f"{section}#c0.p{i}", text=t) for i, t in enumerate(texts)]
+        return PageBundle(section_id=section, score=1.0, chunks=[Chunk(id=f"{section}#c0", section_id=section, manual="m", position=0, heading_path=[], paragraphs=paragraphs, content_hash="h")])
+
+    state = PipelineState(query=Query(id="x", question="q", manual="m"))
+    state.selection = SelectionResult(pages=[page("EIM1", "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"), page("EIM2", "Some employers run schemes.")], dropped=[])
+    found = condition_claims(state, ["EIM1", "EIM2"], set(terms("breakfast")), [], Settings().stitching.local)
+    by_page = {claim.citations[0].split("#")[0]: whole for _, claim, whole in found}
+    assert [c.text for c in by_page["EIM1"]] == ["THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013", "A free breakfast on those days is exempt."]
+    assert [c.text for c in by_page["EIM2"]] == ["A free breakfast on those days is exempt."]  # an ordinary opening line does not come

@@ -31,7 +31,7 @@ from services.providers.local.selection import chunk_similarity, page_title
 from services.providers.local.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
-    is_illustration, is_signpost, list_items, scored_text, states_rule, years_only,
+    is_illustration, is_signpost, list_items, scored_text, states_rule, withdraws, years_only,
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
@@ -392,6 +392,12 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             budget = tuning.answer_words_cap if rank < tuning.answer_pages else tuning.answer_words
             if claims <= tuning.answer_claims and total <= budget:
                 rest.update(extra)
+    # A page that opens by saying its rule has ended ("THIS RELIEF WAS WITHDRAWN FROM 6 APRIL
+    # 2013") is never quoted without that: the rest of the page states the rule as it stood.
+    for rank in {u.page_rank for u in [*lead_part.values(), *rest.values()]}:
+        opening = next(j for j, u in enumerate(units) if u.page_rank == rank)
+        if opening not in lead_part and opening not in rest and units[opening].row is None and withdraws(units[opening].text):
+            rest[opening] = units[opening]
     answer = without_lone_intros(lead_first(lead_part, rest), tuning.lead_in_words)
 
     # The detail: the next units above the floor with their context, the reply within tuning.reply_words.

@@ -65,6 +65,16 @@ class Unit:
         return self.parts[-1][0]
 
 
+# A rule the manual says has ended: "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013", "This
+# exemption was withdrawn from 6 April 2006", "Section 89 ITEPA 2003 was repealed by ...".
+_WITHDRAWN = re.compile(r"\b(?:was|were|has been|have been)\s+(?:withdrawn|abolished|repealed)\b", re.I)
+
+
+def withdraws(sentence: str) -> bool:
+    """Whether a sentence says that a rule was withdrawn, abolished or repealed."""
+    return bool(_WITHDRAWN.search(sentence))
+
+
 def is_signpost(sentence: str) -> bool:
     """Whether a sentence only sends the reader to another page."""
     return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence))

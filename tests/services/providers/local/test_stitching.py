@@ -254,3 +254,32 @@ def test_a_list_intro_whose_items_are_not_quoted_next_to_it_is_left_out() -> Non
     assert without_lone_intros([intro, claim("the first aspect", "EIM2#c0.p4")], TUNING.lead_in_words) == [claim("the first aspect", "EIM2#c0.p4")]  # another page
     rule = claim("The exemption covers certain pensions paid in consequence of disablement caused by injury if:", "EIM1#c0.p3")
     assert without_lone_intros([rule, later], TUNING.lead_in_words) == [rule, later]  # a rule that introduces its conditions says something itself
+
+
+def _withdrawn_page(section: str, opening: str) -> PageBundle:
+    paragraphs = [
+        Paragraph(id=f"{section}#c0.p0", text=opening),
+        Paragraph(id=f"{section}#c0.p1", text="Regulations exempt a free breakfast given to employees on designated cycle to work days."),
+        Paragraph(id=f"{section}#c0.p2", text="The exemption covers refreshments as well as meals."),
+    ]
+    chunk = Chunk(id=f"{section}#c0", section_id=section, manual=DEFAULT_MANUAL, position=0, heading_path=[], paragraphs=paragraphs, content_hash="h")
+    return PageBundle(section_id=section, score=1.0, chunks=[chunk])
+
+
+@pytest.mark.parametrize(
+    ("opening", "quoted"),
+    [
+        ("THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013", True),  # EIM21668's opening line
+        ("Section 89 ITEPA 2003 was repealed by section 227 and Schedule 39 FA 2004.", True),
+        ("Employers sometimes hold events for staff.", False),  # an ordinary opening stays unquoted when it scores low
+    ],
+)
+def test_a_page_that_opens_by_saying_its_rule_has_ended_is_never_quoted_without_it(slice_settings: Settings, opening: str, quoted: bool) -> None:
+    settings = slice_settings.model_copy(deep=True)
+    settings.retrieval.use_vectors = False
+    settings.stitching.local.lead_bonus = 0.0  # the opening line does not win on its place
+    query = Query(id="q", question="Is a free breakfast on cycle to work days exempt?", manual=DEFAULT_MANUAL)
+    draft = stitch(query, SelectionResult(pages=[_withdrawn_page("EIM9", opening)], dropped=[]), settings, [])
+    answer = [s for s in draft.sentences if s.role == "answer"]
+    assert any("free breakfast" in s.text for s in answer)
+    assert (answer[0].text == opening) is quoted  # in the manual's order: the notice first
