@@ -42,7 +42,7 @@ from shared.contracts.refusals import (
 )
 from services.scope import asks, clauses
 from services.text.figures import checkable_facts, period_start, years_named
-from services.text.sentences import statements
+from services.text.sentences import split_sentences, statements
 from services.text.terms import CorpusStats, query_terms, terms
 
 # ---- low_coverage ---------------------------------------------------------------------
@@ -76,7 +76,8 @@ def _asks_about_acronym(question: str, acronym: str) -> bool:
 def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str]) -> list[str]:
     """The question's named subjects the manual does not contain.
 
-    Acronyms must occur somewhere in the manual; an amount that names a rule must occur in
+    Acronyms must occur somewhere in the manual, or be the initials of a name it spells
+    out (ECA: "Electrical Contractors' Association"); an amount that names a rule must occur in
     the candidate pages for the question (``evidence``, one text per passage), in a passage
     about what the rule is named for ("the £50 trivial benefits exemption" needs £50 where
     trivial benefits are: the manual has many '£50's, but not in the right place).
@@ -86,7 +87,7 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
         forms = {acronym.lower(), acronym.lower() + "s"}
         if acronym.endswith("s") and acronym[:-1].isupper():
             forms.add(acronym[:-1].lower())  # PSAs -> PSA
-        if not forms & stats.vocab:
+        if not forms & stats.vocab and not forms & stats.initials:  # nor a name it spells out in full
             missing.append(acronym)
     named = list(_AMOUNT_RULE.finditer(question))
     if named:
@@ -300,12 +301,23 @@ MIN_SHARED_WORDS = 2
 
 
 class Case(BaseModel):
-    """What a page is about, as a conflict option's condition: its title, and all its text
-    (whose own words tell whether the question already names this case)."""
+    """What a page is about, as a conflict option's condition: its title, and its own words
+    (which tell whether the question already names this case)."""
 
     title: str
     lead: str  # the page's first sentence: names the case where titles are alike
-    text: str
+    text: str  # the page's own sentences (``own_words``)
+
+
+# A sentence that sends the reader to another page ("... for nurses, see EIM67210").
+_POINTER = re.compile(r"\b(?:see|at)\s+(?:also\s+)?[A-Z]{2,5}\d{3,6}[A-Z]?\b")
+
+
+def own_words(texts: Sequence[str]) -> str:
+    """A page's sentences that speak of its own case: a sentence pointing to another page
+    speaks of that page's (the general laundering page names nurses only to send them to
+    theirs, and "I'm a nurse" still chooses the nurses' case)."""
+    return " ".join(s for text in texts for s in split_sentences(text) if not _POINTER.search(s))
 
 
 def _words_only(text: str) -> set[str]:
@@ -321,10 +333,11 @@ def _label(case: Case, other: Case) -> str:
 
 def _settles(question: str, case: Case, other: Case, label: str) -> bool:
     """The question names this case: its label (a chosen option asks again with it), or a
-    word of its title or first sentence that the other page never uses."""
+    word of its title or first sentence that the other page never uses of its own case."""
     if " ".join(label.lower().split()) in " ".join(question.lower().split()):
         return True
-    return bool(_words_only(question) & (_words_only(case.title + " " + case.lead) - _words_only(other.title + " " + other.text)))
+    theirs = _words_only(" ".join([other.title, other.lead, other.text]))
+    return bool(_words_only(question) & (_words_only(case.title + " " + case.lead) - theirs))
 
 
 def _periods(text: str) -> frozenset[tuple[int, bool]]:

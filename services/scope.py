@@ -293,9 +293,11 @@ def routing_parts(question: str) -> list[str]:
         return [question]
     context = situation(question)
     out: list[str] = []
-    for clause in asking:
-        lead = [out[-1]] if out and _REFERS_BACK.search(clause) else []
-        if len(query_terms(clause)) < MIN_PART_TERMS and not (lead and context in lead[0]):
+    for i, clause in enumerate(asking):
+        # the word points to the part before when that part names a subject of its own; one
+        # leaning on the statements ("is that taxable?") points, like this one, to theirs
+        lead = [out[-1]] if i and _REFERS_BACK.search(clause) and len(query_terms(asking[i - 1])) >= MIN_PART_TERMS else []
+        if len(query_terms(clause)) < MIN_PART_TERMS and not lead:
             lead.insert(0, context)
         out.append(" ".join([*lead, clause]).strip())
     return out

@@ -80,5 +80,5 @@ def cases(index: CorpusIndex, sections: list[str]) -> dict[str, refusals.Case]:
         chunks = index.page_chunks(section)
         first = next((p.text for c in chunks for p in c.paragraphs if p.kind != "heading"), "")
         lead = split_sentences(first)[0] if first else ""
-        out[section] = refusals.Case(title=index.pages[section].title, lead=lead, text=" ".join(c.text for c in chunks))
+        out[section] = refusals.Case(title=index.pages[section].title, lead=lead, text=refusals.own_words([c.text for c in chunks]))
     return out

@@ -112,21 +112,42 @@ def defined_acronyms(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# A name of two or more capitalised words, with linking words between: "Electrical
+# Contractors' Association", "Joint Industry Board for the Electrical Contracting Industry".
+_NAME = re.compile(r"[A-Z][\w'\u2019-]*(?:\s+(?:(?:and|of|for|the)\s+)*[A-Z][\w'\u2019-]*)+")
+
+
+def name_initials(text: str) -> set[str]:
+    """The initials of each name of two or more capitalised words, lower case, with any
+    leading capitalised words dropped ("The Electrical Contractors' Association" -> teca,
+    eca, ca: a sentence's first word is capitalised too): the acronyms a question may use
+    for a body or scheme the manual only ever names in full."""
+    found = set()
+    for m in _NAME.finditer(text):
+        capitals = "".join(w[0].lower() for w in m.group(0).split() if w[0].isupper())
+        found.update(capitals[i:] for i in range(len(capitals) - 1))
+    return found
+
+
 class CorpusStats:
-    """Chunk document frequencies of stemmed terms, and the manual's raw vocabulary."""
+    """Chunk document frequencies of stemmed terms, the manual's raw vocabulary, and the
+    initials of the names it spells out."""
 
     def __init__(self, chunk_texts: list[str]) -> None:
         self.n = max(1, len(chunk_texts))
         self.df: dict[str, int] = {}
         vocab: set[str] = set()
         self.acronyms: dict[str, str] = {}  # "psa" -> "PAYE settlement agreement", as the manual defines them
+        initials: set[str] = set()
         for text in chunk_texts:
             vocab.update(words(text))
+            initials |= name_initials(text)
             for t in set(terms(text)):
                 self.df[t] = self.df.get(t, 0) + 1
             for acronym, phrase in defined_acronyms(text):
                 self.acronyms.setdefault(acronym.lower(), phrase)
         self.vocab = frozenset(vocab)
+        self.initials = frozenset(initials)
 
     def synonyms(self, question: str) -> list[str]:
         """The manual's own other name for what a question names: the long form of an

@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 
 from services.dispatch import answer
-from services.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, stale
+from services.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, own_words, stale
 from services.text.sentences import split_sentences
 from services.text.terms import CorpusStats
 from shared.config import Settings
@@ -228,7 +228,7 @@ def test_boilerplate_never_conflicts(a: str, b: str) -> None:
 def _case(index: CorpusIndex, section: str) -> Case:
     chunks = index.page_chunks(section)
     first = next(p.text for c in chunks for p in c.paragraphs if p.kind != "heading")
-    return Case(title=index.pages[section].title, lead=split_sentences(first)[0], text=" ".join(c.text for c in chunks))
+    return Case(title=index.pages[section].title, lead=split_sentences(first)[0], text=own_words([c.text for c in chunks]))
 
 
 def test_conflict_on_real_pages_laundering_flat_rates_for_two_occupations(corpus_dir, settings_for, tmp_path) -> None:
@@ -254,6 +254,26 @@ def test_conflict_on_real_pages_laundering_flat_rates_for_two_occupations(corpus
     for option in options:
         assert conflict(f"How much relief do I get for washing my work uniform each year? {option.condition}", draft, paragraphs, cases=cases) is None
     assert conflict("How much can a nurse deduct for laundering her uniform?", draft, paragraphs, cases=cases) is None
+
+
+def test_naming_a_case_settles_it_though_the_general_page_points_to_that_case(corpus_dir, settings_for, tmp_path) -> None:
+    """EIM32485 (laundering generally: \u00a360 from 2008/09) names nurses only to send them to
+    their own page; EIM67240's first sentence is about nurses (\u00a3100). Asked without the
+    occupation it is a conflict; a nurse asking has chosen the nurses' case."""
+    from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+
+    settings = settings_for(tmp_path / "data")
+    run_ingest(settings, str(corpus_dir), "employment-income-manual", sections={"EIM32485", "EIM67240"})
+    index = CorpusIndex.open(settings)
+    general, nurses = index.paragraph("EIM32485#c0.p2"), index.paragraph("EIM67240#c0.p0")
+    assert "nurses" in index.paragraph("EIM32485#c0.p1").text  # the pointer to their page
+    row = "2008/09 onwards: amount per year \u00a360."  # the rate table's row as the answer states it
+    draft = _draft((row, general.id), (split_sentences(nurses.text)[1], nurses.id))
+    paragraphs = {general.id: general, nurses.id: nurses}
+    cases = {s: _case(index, s) for s in ("EIM32485", "EIM67240")}
+    refusal = conflict("How much can I deduct each year for laundering my uniform?", draft, paragraphs, cases=cases)
+    assert refusal is not None and refusal.category == "conflict"
+    assert conflict("As a nurse, how much can I deduct each year for laundering my uniform?", draft, paragraphs, cases=cases) is None
 
 
 def test_an_answer_statement_conflicts_with_a_candidate_page_selection_left_out() -> None:
@@ -354,6 +374,17 @@ def test_missing_subject_acronym_not_in_the_manual() -> None:
     assert missing_subjects("Explain the ESOP rules for my options", STATS, []) == ["ESOP"]
     # mentioned in passing, not the subject of the question
     assert missing_subjects("Can my employer pay my fees to a body like the ICAEW?", STATS, []) == []
+
+
+def test_an_acronym_for_a_name_the_manual_spells_out_is_not_missing() -> None:
+    """The manual names the body in full, never by its initials: asked by the initials, it
+    is still covered; initials it never spells out are still missing."""
+    stats = CorpusStats(["Rates of allowances paid under particular agreements: Electrical Contractors' Association",
+                         "The Joint Industry Board sets the rates."])  # fmt: skip
+    assert missing_subjects("Which allowances are paid under the ECA agreement?", stats, []) == []
+    assert missing_subjects("Are the rates set under the JIB scheme?", stats, []) == []  # "The" dropped
+    assert missing_subjects("Under the EOT rules, are my bonuses tax-free?", stats, []) == ["EOT"]
+    assert missing_subjects("Under the TJ scheme, what applies?", stats, []) == ["TJ"]  # not the name's own initials
 
 
 def test_missing_subject_amount_named_rule_absent_from_evidence() -> None:

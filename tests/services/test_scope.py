@@ -271,6 +271,12 @@ def test_a_part_pointing_back_is_asked_after_the_part_it_points_to() -> None:
     first, second = routing_parts(question)
     assert first == "Is her state pension taxable"
     assert f"{first} can she claim a refund of it?" in second
+    # the part before names no subject of its own: both point to the statements' subject
+    shares = "I've been given shares in the company I work for. Is that taxable and how is it valued?"
+    assert routing_parts(shares) == [
+        "I've been given shares in the company I work for. Is that taxable",
+        "I've been given shares in the company I work for. how is it valued?",
+    ]
     # no pointing word: the short part takes the statements, as before
     assert routing_parts("I'm leaving my job to go self-employed; is my redundancy pay taxable and how do I register?")[1] == (
         "I'm leaving my job to go self-employed how do I register?"
