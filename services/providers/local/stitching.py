@@ -85,7 +85,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                     score += tuning.figure_bonus
                 if near_amount(q_amounts, amounts(text)):
                     score += tuning.figure_bonus  # the limit the asker's own amount is measured against
-                if unit.row is not None and unit.row in lookups.get(unit.paragraph.id, ()):
+                if unit.row is not None and any(unit.row <= r <= (unit.last_row or unit.row) for r in lookups.get(unit.paragraph.id, ())):
                     score += tuning.lookup_row_bonus
                     unit.looked_up = True
                 if unit.row and names_row(weights, unit.cells):

@@ -133,6 +133,17 @@ def render_row(header: str, row: str, short_cell_words: int) -> str:
     return text if TERMINAL.search(text) else text + "."
 
 
+def continue_row(rendered: str, row: str) -> str:
+    """A row rendered as a sentence, carried on by the next row under the same label (the
+    scrape's "First 10,000After that | 45p25p" split back into two rows): "Car or van: business
+    miles first 10,000, 2011-12 onwards 45p; after that 25p." One claim keeps the pair whose
+    second half means nothing without the first."""
+    said = " ".join(_lower_first(c.strip()) for c in row.split("|")[1:] if c.strip())
+    if not said:
+        return rendered
+    return f"{rendered.rstrip('.')}; {said}" + ("" if TERMINAL.search(said) else ".")
+
+
 def table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
     return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.providers.local.question import QuestionKind
-from services.providers.local.tables import TERMINAL, has_header, is_figure, render_row, rows_of
+from services.providers.local.tables import TERMINAL, continue_row, has_header, is_figure, render_row, rows_of
 from services.text.figures import checkable_facts
 from services.text.sentences import split_sentences
 
@@ -46,6 +46,7 @@ class Unit:
     page_rank: int
     order: tuple[int, int, int]  # chunk position, paragraph index, unit index
     row: int | None = None  # table row (0 = the header, never quoted on its own)
+    last_row: int | None = None  # the last table row it holds (rows under one label are one unit)
     score: float = 0.0
     heading: bool = False  # the chunk's heading, quoted with the id of the paragraph under it
     cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
@@ -104,9 +105,15 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
             for i, r in enumerate(rows):
                 first = r.split("|")[0].strip()
                 label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
-                if i or not header:
-                    text = render_row(header, r if first else f"{label} {r}", tuning.short_cell_words)
-                    units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, cells=r))
+                if not (i or not header):
+                    continue
+                last = units[-1] if units else None
+                if first and last is not None and last.paragraph.id == paragraph.id and last.row and last.cells.split("|")[0].strip() == first:
+                    last.parts[0] = (paragraph, continue_row(last.parts[0][1], r))
+                    last.last_row = i
+                    continue
+                text = render_row(header, r if first else f"{label} {r}", tuning.short_cell_words)
+                units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, last_row=i, cells=r))
             continue
         for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
             last = units[-1] if units else None

@@ -70,5 +70,6 @@ def test_worked_computations_have_no_header_row_and_continued_rows_keep_their_la
 def test_rendered_rows_are_checked_for_real_against_the_table() -> None:
     table = Paragraph(id="EIM1#c0.p0", kind="table", text="Kind of vehicle | Business miles | 2011-12 onwards\nCar or van | First 10,000 | 45p\nCar or van | After that | 25p")
     rendered = units_of(table)
-    assert [check_claim(u.text, [table])[0] for u in rendered] == ["supported", "supported"]
+    assert [check_claim(u.text, [table])[0] for u in rendered] == ["supported"]  # both rows under one label: one claim
+    assert check_claim("Car or van: business miles first 10,000, 2011-12 onwards 45p; after that 35p.", [table])[0] != "supported"
     assert check_claim("Car or van: business miles first 10,000, 2011-12 onwards 40p.", [table])[0] != "supported"  # a changed figure is caught

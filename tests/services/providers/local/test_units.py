@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from services.providers.local.stitching import claims_of
 from services.providers.local.units import chunk_units, gives, is_illustration, is_signpost, list_items, states_rule
 from services.text.figures import checkable_facts
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
+from tests.ingest_worker.test_parser import chunks_of
 from tests.services.providers.local.paragraphs import units_of
 
 TUNING = LocalStitchingSettings()
@@ -107,3 +110,25 @@ def test_illustrations_are_told_apart_from_rules() -> None:
     assert is_illustration("Employee A makes a joint suggestion with employee B.")
     assert not is_illustration("An employee is exempt from tax on the first \u00a330,000.")
     assert not is_illustration("Examples include traditional nurse or police uniforms.")
+
+
+def test_rows_under_one_label_are_one_claim_on_the_real_rate_table(corpus_dir: Path) -> None:
+    # EIM31240: the scrape glued "First 10,000After that" / "45p25p"; the parser splits them
+    # back into two rows labelled "Car or van", and the second means nothing without the first.
+    build = chunks_of(corpus_dir, "EIM31240")
+    chunk = next(c for c in build.chunks if c.has_table and "45p" in c.text)
+    rows = [u for u in chunk_units(chunk, 0, TUNING) if u.row is not None]
+    texts = [u.text for u in rows]
+    assert "Car or van: business miles first 10,000, 2011-12 onwards 45p; after that 25p." in texts
+    assert "Motor cycle: business miles all, 2011-12 onwards 24p." in texts  # other labels stay rows of their own
+    car = next(u for u in rows if u.text.startswith("Car or van"))
+    assert (car.row, car.last_row) == (1, 2)
+
+
+def test_different_labels_are_never_merged_and_a_lookup_finds_the_later_row_of_a_merged_unit() -> None:
+    table = Paragraph(id="EIM1#c0.p0", kind="table", text="Band | Rate\nUp to 100 | 1%\nUp to 100 | 2%\nOver 100 | 3%")
+    units = units_of(table)
+    assert [(u.row, u.last_row, u.text) for u in units] == [
+        (1, 2, "Up to 100: rate 1%; 2%."),
+        (3, 3, "Over 100: rate 3%."),
+    ]
