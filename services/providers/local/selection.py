@@ -19,7 +19,7 @@ from shared.index import CorpusIndex
 from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
-from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
+from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup, title_covers
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import FRAME_WORDS, employment_tie
 from services.text.terms import corpus_stats, query_terms, terms
@@ -94,6 +94,8 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
+        if title_covers(title, q_numbers, q_when):
+            rel += tuning.lookup_bonus  # a page titled by the period or band the asker's figures fall in
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, title_share=coverage(own, set(terms(title)))))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates
