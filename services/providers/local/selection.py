@@ -1,7 +1,8 @@
 """Selection: each rolled-up page scored by how much of the question it covers (idf-weighted
 terms over its text and title, a bonus when the title names the question's subject), how
 close its best chunk is to the question's embedding, whether the question restates its title
-(the title's own embedding, shared/meaning.py), and how much the other candidates link to it;
+(the title's own embedding, shared/meaning.py), whether a table or the title is keyed by the
+asker's own figure or year, and how much the other candidates link to it;
 recall-greedy keeps every page near the best one. The question is on topic when a chunk is
 near it in meaning or a candidate page's title names its subject (``on_topic``)."""
 
