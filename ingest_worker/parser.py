@@ -1,7 +1,8 @@
 """``details.body`` HTML -> a heading tree of blocks (paragraphs, list items, tables, pre).
 
 h2/h3/h4 open sections (h1 counts as h2: a few pages use it as their top heading); h5/h6
-stay inside the current section as small heading paragraphs. Every block keeps the hrefs it
+stay inside the current section as small heading paragraphs; a heading directly followed by
+one at its own level or above heads nothing and becomes the first line of the next section. Every block keeps the hrefs it
 contains so cross-references can point at the exact paragraph that links. Markdown leftovers
 from the 2014 scrape (``**bold**``, ``[EIM123](/guidance/...)``) are cleaned into plain text,
 keeping the markdown link's target as an href. The scrape also split many sentences over

@@ -18,7 +18,8 @@ its own); retrieval also ranks the subject's pages (services/stages/retrieval.py
 answer leads with what the follow-up adds, the earlier turns' claims reused behind
 (``after_stage``): a row or sentence of the subject's pages for the condition it narrows to
 (in the manual's word forms: 'bicycle' meets the 'Cycle' row) or for the year it names
-joins the answer with the rest of its paragraph when the draft lacks it; of the sentences
+joins the answer with the rest of its paragraph (and its page's opening line when that says
+the rule has ended) when the draft lacks it; of the sentences
 that name it, the closest in meaning to the searched follow-up leads. A follow-up that
 nothing on its pages answers asks the previous turn's question again: that turn's verified
 claims lead. The answer part keeps its shape (at most stitching.local.answer_claims claims,

@@ -1,7 +1,8 @@
 """Selection: each rolled-up page scored by how much of the question it covers (idf-weighted
 terms over its text and title, a bonus when the title names the question's subject), how
 close its best chunk is to the question's embedding, whether the question restates its title
-(the title's own embedding, shared/meaning.py), and how much the other candidates link to it;
+(the title's own embedding, shared/meaning.py), whether a table or the title is keyed by the
+asker's own figure or year, and how much the other candidates link to it;
 recall-greedy keeps every page near the best one. The question is on topic when a chunk is
 near it in meaning or a candidate page's title names its subject (``on_topic``)."""
 
@@ -19,7 +20,7 @@ from shared.index import CorpusIndex
 from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
-from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup
+from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup, title_covers
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import FRAME_WORDS, employment_tie
 from services.text.terms import corpus_stats, query_terms, terms
@@ -101,6 +102,8 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
+        if title_covers(title, q_numbers, q_when):
+            rel += tuning.lookup_bonus  # a page titled by the period or band the asker's figures fall in
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, title_share=coverage(own, set(terms(title))), title_match=restated))
     # Authority among the candidates: the manual's authors send readers from examples and
     # detail pages to the page that states the rule, so a page that relevant candidates

@@ -129,8 +129,13 @@ def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
 def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSettings) -> list[int]:
     """The units a chosen unit needs beside it to be read right: the list a colon
     introduces, the sentence that introduces a list item, an anaphoric or strongly scoring
-    neighbour in its paragraph, a table row's header and the note the table refers to."""
+    neighbour in its paragraph, a table row's header and the note the table refers to, and the
+    opening line of its page when that says the page's rule has ended ("THIS RELIEF WAS
+    WITHDRAWN FROM 6 APRIL 2013"): the rest of the page states the rule as it stood."""
     unit, out = units[i], []
+    opening = next(j for j, u in enumerate(units) if u.page_rank == unit.page_rank)
+    if opening != i and units[opening].row is None and withdraws(units[opening].text):
+        out.append(opening)
     if unit.row is not None:
         if SEE_NOTE.search(rows_of(unit.paragraph)[0]):
             later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
@@ -392,12 +397,6 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             budget = tuning.answer_words_cap if rank < tuning.answer_pages else tuning.answer_words
             if claims <= tuning.answer_claims and total <= budget:
                 rest.update(extra)
-    # A page that opens by saying its rule has ended ("THIS RELIEF WAS WITHDRAWN FROM 6 APRIL
-    # 2013") is never quoted without that: the rest of the page states the rule as it stood.
-    for rank in {u.page_rank for u in [*lead_part.values(), *rest.values()]}:
-        opening = next(j for j, u in enumerate(units) if u.page_rank == rank)
-        if opening not in lead_part and opening not in rest and units[opening].row is None and withdraws(units[opening].text):
-            rest[opening] = units[opening]
     answer = without_lone_intros(lead_first(lead_part, rest), tuning.lead_in_words)
 
     # The detail: the next units above the floor with their context, the reply within tuning.reply_words.

@@ -144,6 +144,24 @@ def continue_row(rendered: str, row: str) -> str:
     return f"{rendered.rstrip('.')}; {said}" + ("" if TERMINAL.search(said) else ".")
 
 
+_BAND = re.compile(r"\b(\d+(?:\.\d+)?)\s?[-\u2013]\s?(\d+(?:\.\d+)?)\b")
+
+
+def title_covers(title: str, numbers: list[float], when: date | None) -> bool:
+    """Whether a page title states the period or the band the asker's own date or figure falls
+    in, and none that it falls outside: the manual titles pages by the years and bands they
+    apply to ('Step 5, 2012/13 to 2014/15: cars with CO2 emissions between 1-75 g/km' for a
+    70 g/km car in 2013-14), as its tables key their rows."""
+    checks = []
+    named = sorted({period_start(y, tax) for y, tax in years_named(title)})
+    if when is not None and len(named) >= 2:  # a period from one year to another ('2008/09 onwards' names no end)
+        checks.append(named[0] <= when <= named[-1])
+    bands = [(float(a), float(b)) for a, b in _BAND.findall(_NOT_A_KEY.sub(" ", title))]
+    if numbers and bands:
+        checks.append(any(low <= n <= high for n in numbers for low, high in bands))
+    return bool(checks) and all(checks)
+
+
 def table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
     return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from services.providers.local.tables import has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row
+from services.providers.local.tables import has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, title_covers
 from services.stages.verification import check_claim
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Paragraph
@@ -73,3 +73,14 @@ def test_rendered_rows_are_checked_for_real_against_the_table() -> None:
     assert [check_claim(u.text, [table])[0] for u in rendered] == ["supported"]  # both rows under one label: one claim
     assert check_claim("Car or van: business miles first 10,000, 2011-12 onwards 45p; after that 35p.", [table])[0] != "supported"
     assert check_claim("Car or van: business miles first 10,000, 2011-12 onwards 40p.", [table])[0] != "supported"  # a changed figure is caught
+
+
+def test_a_title_covers_the_askers_year_and_band_only_when_it_states_them_and_none_excludes_them() -> None:
+    asked = "My company car emits 70g/km. What appropriate percentage applies in 2013-14?"
+    numbers, when = lookup_numbers(asked), lookup_date(asked)
+    assert title_covers("Step 5, 2012/13 to 2014/15: cars with CO2 emissions between 1-75 g/km", numbers, when)
+    assert not title_covers("Step 5, 2012/13 to 2014/15: cars with CO2 emissions between 76-94 g/km", numbers, when)  # the band excludes 70
+    assert not title_covers("Step 5, 2008/09 to 2011/12: qualifying low emissions cars (QUALECs)", numbers, when)  # the period ends before
+    assert title_covers("Step 5, 2008/09 to 2011/12: qualifying low emissions cars (QUALECs)", numbers, lookup_date("in 2010-11"))
+    assert not title_covers("Step 5, 2008/09 onwards: cars", numbers, when)  # one year named is no period
+    assert not title_covers("Exemptions: small loans", numbers, when)  # states neither
