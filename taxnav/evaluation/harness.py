@@ -37,12 +37,12 @@ SELECTION_STAGE = "selection"
 RECALL_STAGES = ("retrieval", "expansion", "rollup", "selection")
 
 # Named ablations: dotted Settings paths -> value. "hybrid" is the full pipeline's retrieval,
-# listed so the retrieval comparison reads bm25_only / vectors_only / hybrid.
+# listed so the retrieval comparison reads bm25_only / vectors_only / hybrid (each alone: no title list either).
 VARIANTS: dict[str, dict[str, Any]] = {
     "full": {},
     "first_approach": {"rollup.whole_page": False, "selection.strategy": "strict", "expansion.enabled": False},
-    "bm25_only": {"retrieval.use_bm25": True, "retrieval.use_vectors": False},
-    "vectors_only": {"retrieval.use_bm25": False, "retrieval.use_vectors": True},
+    "bm25_only": {"retrieval.use_bm25": True, "retrieval.use_vectors": False, "retrieval.use_titles": False},
+    "vectors_only": {"retrieval.use_bm25": False, "retrieval.use_vectors": True, "retrieval.use_titles": False},
     "hybrid": {"retrieval.use_bm25": True, "retrieval.use_vectors": True},
     "no_graph": {"expansion.enabled": False},
 }

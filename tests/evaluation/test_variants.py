@@ -20,8 +20,8 @@ def test_first_approach_overrides_apply_without_touching_the_original():
 def test_retrieval_variants_differ_and_hybrid_is_the_default():
     base = Settings()
     bm25, vectors = with_overrides(base, VARIANTS["bm25_only"]), with_overrides(base, VARIANTS["vectors_only"])
-    assert (bm25.retrieval.use_bm25, bm25.retrieval.use_vectors) == (True, False)
-    assert (vectors.retrieval.use_bm25, vectors.retrieval.use_vectors) == (False, True)
+    assert (bm25.retrieval.use_bm25, bm25.retrieval.use_vectors, bm25.retrieval.use_titles) == (True, False, False)
+    assert (vectors.retrieval.use_bm25, vectors.retrieval.use_vectors, vectors.retrieval.use_titles) == (False, True, False)
     assert with_overrides(base, VARIANTS["hybrid"]) == with_overrides(base, VARIANTS["full"])
 
 

@@ -1,10 +1,11 @@
 """Selection: each rolled-up page scored by how much of the question it covers (idf-weighted
 terms over its text and title, a bonus when the title names the question's subject), how
 close its best chunk is to the question's embedding, whether the question restates its title
-(the title's own embedding, shared/meaning.py), whether a table or the title is keyed by the
-asker's own figure or year, and how much the other candidates link to it;
-recall-greedy keeps every page near the best one. The question is on topic when a chunk is
-near it in meaning or a candidate page's title names its subject (``on_topic``)."""
+(the title's own embedding, shared/meaning.py; and its words, both ways, services/text/titles.py),
+whether a table or the title is keyed by the asker's own figure or year, and how much the other
+candidates link to it; recall-greedy keeps every page near the best one, or, when the question
+restates the best page's title, only the pages close to that one. The question is on topic when
+a chunk is near it in meaning or a candidate page's title names its subject (``on_topic``)."""
 
 from __future__ import annotations
 
@@ -195,7 +196,12 @@ def select(query: Query, rollup: RollupResult, settings: Settings, carried_vecto
     if best < tuning.min_relevance or not on_topic(query.question, scored, settings):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
-    if settings.selection.strategy == "strict":
+    if by_rel[0].title_match >= settings.retrieval.title_match_floor:
+        # The question restates the best page's title: it asks about that page, and a page that
+        # merely shares its words (whose sentences may outscore the page's own) is no answer;
+        # the pages it names as well (the same title) and those close to it stay.
+        kept = [s for s in by_rel if s.relevance >= tuning.strict_ratio * best or s.title_match >= settings.retrieval.title_match_floor][: tuning.max_pages]
+    elif settings.selection.strategy == "strict":
         kept = [s for s in by_rel if s.relevance >= tuning.strict_ratio * best][:tuning.strict_pages]
     else:
         rate_question = bool(RATE_INTENT.search(query.question))

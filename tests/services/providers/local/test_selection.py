@@ -143,3 +143,19 @@ def test_a_restated_title_adds_its_weighted_match_and_a_partial_match_nothing(sl
     assert any(0.0 < s.title_match < floor for s in on.values())  # "Exemptions: small loans: example" and the like
     for sid, s in on.items():
         assert s.relevance == pytest.approx(base[sid] + (0.5 * s.title_match if s.title_match >= floor else 0.0))
+
+
+def test_a_question_restating_a_title_keeps_that_page_and_only_the_pages_close_to_it(slice_settings) -> None:  # noqa: ANN001
+    state = _rollup(slice_settings, "What are the rules on Exemptions: small loans?")
+    vector = state.retrieval.query_vector
+    scored = {s.bundle.section_id: s for s in score_pages(state.query, state.rollup, slice_settings, vector)}
+    kept = [p.section_id for p in select(state.query, state.rollup, slice_settings, vector).pages]
+    assert kept[0] == "EIM26140"
+    best = scored["EIM26140"].relevance
+    floor = slice_settings.retrieval.title_match_floor
+    ratio = slice_settings.selection.local.strict_ratio
+    assert all(scored[s].relevance >= ratio * best or scored[s].title_match >= floor for s in kept)
+    # the same question, its title match out of reach: recall-greedy keeps the pages sharing its words
+    unmatched = slice_settings.model_copy(update={"retrieval": slice_settings.retrieval.model_copy(update={"title_match_floor": 1.01})})
+    wider = [p.section_id for p in select(state.query, state.rollup, unmatched, vector).pages]
+    assert len(wider) > len(kept)

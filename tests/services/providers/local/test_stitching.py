@@ -194,9 +194,11 @@ def test_a_lower_page_is_quoted_in_the_answer_only_when_its_best_sentence_compet
 
 def test_the_answer_quotes_competing_lower_pages_and_leaves_the_others_to_the_detail(slice_settings) -> None:  # noqa: ANN001
     lower_quoted = lower_left = 0
-    # selection's title signal off: these questions' page order is what puts a rival below the first two
+    # selection's title signals off (its meaning, and its words restated): these questions' page
+    # order is what puts a rival below the first two
     settings = slice_settings.model_copy(deep=True)
     settings.selection.local.title_meaning_weight = 0.0
+    settings.retrieval.title_match_floor = 1.01
     for question in (
         "How much can my employer pay towards my extra household costs when I work from home?",
         "What are the rules on Exemption for long service testimonial awards: maximum exempt amount?",
