@@ -51,6 +51,7 @@ class Unit:
     cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
     example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
     looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
+    factor: float = 1.0  # what an example's or a signpost's score is scaled by, its later bonuses too
 
     @property
     def text(self) -> str:
