@@ -412,11 +412,9 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
                 rest.update(extra)
     # what the lead is read after: its list's intro, the sentence it leans on, the sentences
     # before it in its paragraph (a paragraph is quoted from where it starts to say it)
-    before = [
-        j for j in lead
-        if j < lead_index and (j == list_intro(units, lead_index, tuning.list_items) or DEPENDENT.search(units[lead_index].text) or units[j].last_paragraph.id == units[lead_index].paragraph.id)
-    ]
-    answer = without_lone_intros(lead_first(lead_index, min([lead_index, *before]), {**lead_part, **rest}), tuning.lead_in_words)
+    intro, leans = list_intro(units, lead_index, tuning.list_items), bool(DEPENDENT.search(units[lead_index].text))
+    start = min(j for j in lead if j >= lead_index or j == intro or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id)
+    answer = without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words)
 
     # The detail: the next units above the floor with their context, the reply within tuning.reply_words.
     taken = {**lead_part, **rest}
