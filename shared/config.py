@@ -158,6 +158,7 @@ class LocalStitchingSettings(BaseModel):
     meaning_weight: float = Field(1.0, description="weight of a candidate's cosine with the question")
     table_rows: int = Field(4, description="rows of one table in the answer part (a row looked up by the asker's figure aside)")
     answer_pages: int = Field(2, description="the lead comes from the pages selection ranked first, and the answer part quotes each of them")
+    quoted_pages: int = Field(2, description="the answer part quotes each of the pages selection ranked this high, whether or not their best sentence competes with the lead's")
     page_compete: float = Field(0.85, description="a lower-ranked page is quoted in the answer part too when its best unit scores this share of the lead page's best")
     other_page_units: int = Field(1, description="units (with what they need beside them) the answer part takes from a page other than the lead's")
     reply_words: int = Field(350, description="answer and detail together")

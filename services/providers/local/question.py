@@ -62,6 +62,11 @@ _ASKS_DATE = re.compile(
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are)|meaning of|defin(?:e|ed|ition))\b", re.I)
 _ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
+_ASKS_FIGURE = re.compile(
+    r"\b(?:how much|how many|what(?:'s| is| are)? (?:the )?(?:rates?|percentage|amount|figure|limit|most|maximum|minimum)|"
+    r"(?:is|are) there (?:an?|any) (?:[\w-]+ ){0,2}(?:amount|limit|cap|maximum|minimum|rate|figure|threshold)s?|up to|per (?:mile|week|month|year|day|head|night))\b",
+    re.I,
+)
 ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked (?:examples?|calculations?|computations?)|for instance)\b", re.I)  # "worked out" asks how, not for an example
 
 
@@ -73,7 +78,11 @@ def question_kind(question: str) -> QuestionKind:
     first = parts[0] if parts else question
     if _ASKS_DATE.search(first):
         return "date"
-    if RATE_INTENT.search(first):
+    # "Is the whole amount taxable?" asks yes or no about an amount; "Is there a limit?" and
+    # "how much" ask for the figure
+    if RATE_INTENT.search(first) and (_ASKS_FIGURE.search(first) or not _ASKS_YES_NO.match(first.strip())):
+        return "figure"
+    if _ASKS_FIGURE.search(first):
         return "figure"
     if _ASKS_DEFINITION.search(first) and not _ASKS_YES_NO.match(first.strip()):
         return "definition"

@@ -93,11 +93,11 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                 if gives(kind, text, facts):
                     score += tuning.kind_bonus
                 if unit.row is None and is_signpost(unit.text):
-                    score *= tuning.signpost_factor
+                    unit.factor *= tuning.signpost_factor
                 # an example is the answer only when asked for, or when it works the asker's own figures
                 if unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts)):
-                    score *= tuning.example_factor
-                unit.score = score
+                    unit.factor *= tuning.example_factor
+                unit.score = score * unit.factor
             if rate_question and rank < tuning.rate_table_pages:
                 # A rate question on a leading page with a rate table about the question's
                 # subject: the table's best row (the last, i.e. newest, when no row matches
@@ -108,7 +108,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                         rows.setdefault(unit.paragraph.id, []).append(unit)
                 for table_rows in rows.values():
                     if coverage(weights, set(terms(table_rows[0].paragraph.text)) | context) >= tuning.rate_table_match:
-                        max(reversed(table_rows), key=lambda u: u.score).score += tuning.rate_row_bonus
+                        best = max(reversed(table_rows), key=lambda u: u.score)
+                        best.score += tuning.rate_row_bonus * best.factor
             out += units
     return out
 
@@ -251,7 +252,7 @@ def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, ques
     tuning = settings.stitching.local
     candidates = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up][:tuning.meaning_candidates]
     for unit, close in zip(candidates, closeness(settings, [u.text for u in candidates], question), strict=True):
-        unit.score += tuning.meaning_weight * float(close)
+        unit.score += tuning.meaning_weight * float(close) * unit.factor  # an example's or signpost's likeness counts as little as its words
     return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
 
 
@@ -291,17 +292,34 @@ def without_lone_intros(claims: list[DraftSentence], lead_in_words: int) -> list
     ]
 
 
-def lead_first(lead: dict[int, Unit], rest: dict[int, Unit]) -> list[DraftSentence]:
-    """The answer's claims: the run of adjacent units around the lead (a list item with the
-    items and intro quoted next to it) in the manual's order, then the rest in the manual's order."""
-    chosen = {**lead, **rest}
-    run = set(lead)
-    for step in (-1, 1):
-        j = (min(run) if step < 0 else max(run)) + step
-        while j in chosen and chosen[j].page_rank == chosen[min(lead)].page_rank:
-            run.add(j)
-            j += step
-    return claims_of({j: chosen[j] for j in run}) + claims_of({j: u for j, u in chosen.items() if j not in run})
+def runs_of(chosen: dict[int, Unit]) -> list[list[int]]:
+    """Chosen units as runs of adjacent units of one page (a rule with its conditions, a list
+    intro with its items), each run in the manual's order."""
+    runs: list[list[int]] = []
+    for j in sorted(chosen):
+        if runs and runs[-1][-1] == j - 1 and chosen[j - 1].page_rank == chosen[j].page_rank:
+            runs[-1].append(j)
+        else:
+            runs.append([j])
+    return runs
+
+
+def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSentence]:
+    """The answer's claims: the lead first, after only what it needs before it (``start``:
+    the intro of the list it is an item of, the sentence it leans on), with the units that
+    follow it; then the other runs of adjacent units, those of the lead's page in the manual's
+    order (its conditions, then its exceptions), then the other pages' best first. A sentence
+    that only precedes the lead in its paragraph comes after it: the first claim answers."""
+    first = [j for j in range(start, lead + 1) if j in chosen]
+    j = lead + 1
+    while j in chosen and chosen[j].page_rank == chosen[lead].page_rank:
+        first.append(j)
+        j += 1
+    runs = runs_of({j: u for j, u in chosen.items() if j not in first})
+    page = chosen[lead].page_rank
+    ours = [r for r in runs if chosen[r[0]].page_rank == page]
+    others = sorted((r for r in runs if chosen[r[0]].page_rank != page), key=lambda r: (-max(chosen[j].score for j in r), r[0]))
+    return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run})]
 
 
 def stitch(query: Query, selection: SelectionResult, settings: Settings, carried_vector: list[float]) -> Draft:
@@ -335,7 +353,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
 
     # The answer quotes the lead's page and the pages whose best sentence competes with it;
     # the others' sentences are detail.
-    quoted = competing_pages(page_best, ranked_answer[0].page_rank, tuning.page_compete, tuning.answer_pages)
+    quoted = competing_pages(page_best, ranked_answer[0].page_rank, tuning.page_compete, tuning.quoted_pages)
     ranked_answer = [ranked_answer[0], *(u for u in ranked if u is not ranked_answer[0] and (u.page_rank in quoted or u.looked_up))]
 
     # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
@@ -384,7 +402,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
                 break
     # Each of the answer's pages says something in it (two pages on one rule are both quoted),
     # within the answer's size.
-    for rank in sorted(quoted):
+    for rank in sorted(quoted, key=lambda r: -page_best[r]):  # the page saying most first, while there is room
         if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
             continue
         best = next((u for u in ranked if u.page_rank == rank and u.score >= floor), None)
@@ -397,7 +415,16 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             budget = tuning.answer_words_cap if rank < tuning.answer_pages else tuning.answer_words
             if claims <= tuning.answer_claims and total <= budget:
                 rest.update(extra)
-    answer = without_lone_intros(lead_first(lead_part, rest), tuning.lead_in_words)
+    # what the lead is read after: its list's intro, the sentence it leans on, the sentences
+    # before it in its paragraph (a paragraph is quoted from where it starts to say it), and its
+    # page's notice that the rule has ended (read before the rule as it stood)
+    intro, leans = list_intro(units, lead_index, tuning.list_items), bool(DEPENDENT.search(units[lead_index].text))
+    ended = context_of(units, lead_index, 0.0, tuning)[:1] if units[lead_index].row is None else []
+    start = min(
+        j for j in lead
+        if j >= lead_index or j == intro or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id or (j in ended and withdraws(units[j].text))
+    )
+    answer = without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words)
 
     # The detail: the next units above the floor with their context, the reply within tuning.reply_words.
     taken = {**lead_part, **rest}

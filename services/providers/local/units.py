@@ -52,6 +52,7 @@ class Unit:
     cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
     example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
     looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
+    factor: float = 1.0  # what an example's or a signpost's score is scaled by, its later bonuses too
 
     @property
     def text(self) -> str:
@@ -168,9 +169,14 @@ def scored_text(units: list[Unit], i: int, list_limit: int) -> str:
 
 # What a sentence gives: a ruling ("is taxable", "is exempt", "no charge"), a time limit,
 # a definition. A question of one kind is answered first by a sentence of that kind.
+# A ruling says what the tax does ("is not taxable", "no charge arises", "can be deducted",
+# "the exemption applies"); "taxable pension income" or "can" alone only name the subject.
 _RULING = re.compile(
-    r"\b(?:(?:not )?(?:taxable|chargeable|exempt(?:ion)?|liable)|no (?:tax|charge|liability|benefit)|tax[- ]free|"
-    r"(?:is|are) (?:not )?(?:treated as )?(?:earnings|employment income|a benefit)|does not apply|applies|must|cannot|can)\b",
+    r"\b(?:(?:is|are|be|been|was|were|becomes?|remains?)(?: \w+ly)?(?: not)?(?: \w+ly)? (?:taxable|chargeable|exempt|liable|deductible|allowable|tax[- ]free)|"
+    r"not (?:taxable|chargeable|deductible|allowable|exempt)|no (?:tax|charge|liability|benefit|deduction|relief)\b|tax[- ]free|exempts?\b(?! amount)|"
+    r"exemption (?:applies|covers|does not apply|is not available)|"
+    r"(?:is|are) (?:not )?(?:treated as )?(?:earnings|employment income|a benefit)|"
+    r"(?:can|cannot|may|may not|must not) (?:be |not be )?(?:claim|deduct|allow|permit|give|grant|treat)\w*|does not apply|must)\b",
     re.I,
 )
 _TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)

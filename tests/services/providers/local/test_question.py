@@ -76,6 +76,11 @@ def test_a_question_is_split_into_the_things_it_asks() -> None:
         ("What counts as a uniform?", "definition"),
         ("What does pooled car mean?", "definition"),
         ("Tell me about pool cars.", "other"),
+        # yes or no about an amount is a ruling; asking whether there is a limit, or for the most, asks for the figure
+        ("Is the whole amount of the allowance taxable?", "yes_no"),
+        ("Are gifts worth up to the limit exempt?", "figure"),
+        ("Is there a maximum amount for removal expenses?", "figure"),
+        ("What's the most my employer can pay without tax?", "figure"),
     ],
 )
 def test_question_kind(question: str, kind: str) -> None:

@@ -128,8 +128,28 @@ def test_the_run_around_the_lead_comes_first_in_the_manuals_order() -> None:
         Paragraph(id="EIM1#c0.p3", text="Another rule far below."),
         Paragraph(id="EIM1#c0.p4", text="Yet another rule."),
     )
-    claims = lead_first({2: units[2]}, {0: units[0], 1: units[1], 4: units[4]})
-    assert [c.citations[0][-2:] for c in claims] == ["p0", "p1", "p2", "p4"]
+    claims = lead_first(2, 0, {0: units[0], 1: units[1], 2: units[2], 4: units[4]})
+    assert [c.citations[0][-2:] for c in claims] == ["p0", "p1", "p2", "p4"]  # the item after its list's intro
+
+
+def test_the_lead_comes_before_what_only_precedes_it_and_other_pages_come_best_first() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="A general sentence about the subject."),
+        Paragraph(id="EIM1#c0.p1", text="The rule that answers the question."),
+        Paragraph(id="EIM1#c0.p2", text="Its first condition."),
+        Paragraph(id="EIM1#c0.p3", text="A later exception on the page."),
+    )
+    other = units_of(Paragraph(id="EIM2#c0.p0", text="Another page's weaker point."), Paragraph(id="EIM2#c0.p1", text="Its stronger point."), page_rank=1)
+    third = units_of(Paragraph(id="EIM3#c0.p0", text="A third page's point."), page_rank=2)
+    chosen = dict(enumerate([*units, *other, *third]))
+    for unit, score in zip(chosen.values(), [0.9, 1.0, 0.8, 0.7, 0.5, 0.6, 0.95]):
+        unit.score = score
+    claims = lead_first(1, 1, chosen)
+    # the lead and what follows it, the lead page's other sentences in order, then the other pages by their best
+    assert [c.citations[0] for c in claims] == [
+        "EIM1#c0.p1", "EIM1#c0.p2", "EIM1#c0.p3", "EIM1#c0.p0", "EIM3#c0.p0", "EIM2#c0.p0", "EIM2#c0.p1",
+    ]
+    assert [c.citations[0] for c in lead_first(1, 0, chosen)][:2] == ["EIM1#c0.p0", "EIM1#c0.p1"]  # a sentence the lead leans on stays before it
 
 
 def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_ends_on_a_colon(slice_settings) -> None:  # noqa: ANN001
@@ -177,9 +197,9 @@ def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -
     changed = [u for u in ranked if u.score != before[id(u)]]
     assert 0 < len(changed) <= TUNING.meaning_candidates
     question = base_embedder(slice_settings).embed([state.query.question])[0]
-    for unit in changed:  # each gains its own cosine with the question, nothing else
+    for unit in changed:  # each gains its own cosine with the question (scaled as an example's words are), nothing else
         cosine = float(np.dot(base_embedder(slice_settings).embed([unit.text])[0], question))
-        assert unit.score - before[id(unit)] == pytest.approx(TUNING.meaning_weight * max(cosine, 0.0), abs=1e-3)
+        assert unit.score - before[id(unit)] == pytest.approx(TUNING.meaning_weight * max(cosine, 0.0) * unit.factor, abs=1e-3)
     assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
 
 
@@ -211,11 +231,11 @@ def test_the_answer_quotes_competing_lower_pages_and_leaves_the_others_to_the_de
         pages = [p.section_id for p in state.selection.pages]
         answer = [s for s in state.draft.sentences if s.role == "answer"]
         lead_page = pages.index(section_of(answer[0].citations[0]))
-        quoted = competing_pages(best, lead_page, TUNING.page_compete, TUNING.answer_pages)
+        quoted = competing_pages(best, lead_page, TUNING.page_compete, TUNING.quoted_pages)
         cited = {pages.index(section_of(s.citations[0])) for s in answer}
         detail = {pages.index(section_of(s.citations[0])) for s in state.draft.sentences if s.role == "detail"}
         assert cited <= quoted, (question, cited, quoted)
-        lower_quoted += len({r for r in cited if r >= TUNING.answer_pages})
+        lower_quoted += len({r for r in cited if r >= TUNING.quoted_pages})
         lower_left += len(detail - quoted)
     assert lower_quoted  # a page below the first two whose sentence rivals the lead's is in the answer
     assert lower_left  # one that does not compete is quoted in the detail only
@@ -285,3 +305,15 @@ def test_a_page_that_opens_by_saying_its_rule_has_ended_is_never_quoted_without_
     answer = [s for s in draft.sentences if s.role == "answer"]
     assert any("free breakfast" in s.text for s in answer)
     assert (answer[0].text == opening) is quoted  # in the manual's order: the notice first
+
+
+def test_a_worked_examples_closeness_in_meaning_counts_as_little_as_its_words(slice_settings: Settings) -> None:
+    """An example is scaled down (example_factor) for its words and bonuses; the meaning
+    re-rank must not hand it back the full cosine, or a close example outranks the rule."""
+    text = "The employer pays 45p per mile for the first 10,000 business miles."
+    rule, example = (units_of(Paragraph(id=f"EIM1#c0.p{n}", text=text))[0] for n in (0, 1))
+    example.factor = TUNING.example_factor
+    question = base_embedder(slice_settings).embed(["How much per mile can my employer pay tax free?"])[0]
+    query = Query(id="q", question="How much per mile can my employer pay tax free?", manual=DEFAULT_MANUAL)
+    rerank_by_meaning(query, [rule, example], slice_settings, question)
+    assert rule.score > 0 and example.score == pytest.approx(TUNING.example_factor * rule.score, rel=1e-3)

@@ -99,6 +99,12 @@ def test_a_sentence_gives_what_its_kind_of_question_asks() -> None:
     assert check("date", "The claim must be made within five years of the end of the tax year.")
     assert check("date", "From 6 April 2011 the exemption is restricted.") and not check("date", "The employer pays the cost.")
     assert check("yes_no", "The benefit is not taxable.") and check("yes_no", "There is no tax charge on a parking space.")
+    assert check("yes_no", "SMP is taxable as earnings.") and check("yes_no", "A deduction can be given under Section 344.")
+    assert check("yes_no", "The exemption applies to meals provided in any canteen.") and check("yes_no", "The employer must bear the cost.")
+    # a sentence that only names its subject in tax words gives no ruling
+    assert not check("yes_no", "In many cases, the taxable pension income for a tax year is the amount accruing in that year.")
+    assert not check("yes_no", "The exempt amount for the year is set by the regulations.")
+    assert not check("yes_no", "You can find the rates in the table.")
     assert check("definition", "A uniform means a set of clothing of a specialised nature.")
     assert not check("other", "The benefit is not taxable.")
 
