@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import sys
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -97,6 +98,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        sys.setswitchinterval(settings.gateway.switch_interval_ms / 1000)  # process-wide: the server's process
         threading.Thread(target=warm_up, args=(settings, app.state.warm), name="warm-up", daemon=True).start()
         yield
 

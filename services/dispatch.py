@@ -6,6 +6,7 @@ chain, one task per queue (distributed). Either way the stages report to a quest
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import threading
 import time
@@ -128,10 +129,19 @@ def _settings(settings_json: str) -> Settings:
 WARM_UP_QUESTION = "How much can my employer pay me per mile for using my own car for work?"
 
 
+def _exit_with(parent: int) -> None:
+    """A worker outlives no gateway, however it ended (SIGKILL included): the worker holds both
+    ends of its queues' pipes, so it would never read an end of file and wait for ever."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
 def _start_worker(events: multiprocessing.Queue, settings_json: str) -> None:
     """A worker process warms up before its first question, then freezes its heap (shared/heap.py)."""
     global _relay
     _relay = _Relay(events)
+    threading.Thread(target=_exit_with, args=(os.getppid(),), name="parent-watch", daemon=True).start()
     settings = _settings(settings_json)
     state = new_state(QuestionRequest(question=WARM_UP_QUESTION), settings)
     try:

@@ -66,7 +66,11 @@ class QuestionStore(ABC):
 class _Record:
     def __init__(self, deadline: float, lock: threading.Lock) -> None:
         self.deadline = deadline
-        self.events: list[QuestionEvent] = []
+        # Events as their JSON text: a string is one object the garbage collector never
+        # traverses, where a parsed result is ~160 (10,000 kept questions: 1.6 million objects
+        # each full collection walks holding the GIL).
+        self.events: list[str] = []
+        self.ended = False
         self.changed = threading.Condition(lock)  # wakes this question's readers only
 
 
@@ -89,9 +93,10 @@ class MemoryStore(QuestionStore):
     def add(self, qid: str, event: QuestionEvent) -> bool:
         with self._lock:
             record = self._records.get(qid)
-            if record is None or (record.events and record.events[-1].terminal):
+            if record is None or record.ended:
                 return False
-            record.events.append(event)
+            record.events.append(event.model_dump_json())
+            record.ended = event.terminal
             record.changed.notify_all()
             return True
 
@@ -103,7 +108,7 @@ class MemoryStore(QuestionStore):
                 return [], cursor
             record.changed.wait_for(lambda: len(record.events) > position, timeout=block_s)
             events = record.events[position:]
-        return events, str(position + len(events))
+        return [QuestionEvent.model_validate_json(e) for e in events], str(position + len(events))
 
     def deadline(self, qid: str) -> float | None:
         record = self._records.get(qid)

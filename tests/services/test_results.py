@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import uuid
@@ -120,3 +121,18 @@ def test_memory_store_forgets_the_oldest_beyond_its_bound():
     for qid in ("a", "b", "c"):
         store.start(qid, time.time() + 5)
     assert store.deadline("a") is None and store.deadline("c") is not None
+
+
+def test_kept_questions_add_next_to_nothing_for_the_garbage_collector_to_walk():
+    store = MemoryStore()
+    answered = QuestionResult(id="x", question="q?", status="answered", trace=[StageTrace(stage=f"s{i}", ms=1.0) for i in range(6)])
+    gc.collect()
+    before = len(gc.get_objects())
+    for i in range(1000):
+        store.start(f"q{i}", time.time() + 60)
+        for trace in answered.trace:
+            store.add(f"q{i}", stage_event(trace))
+        store.add(f"q{i}", QuestionEvent(kind="result", result=answered.model_copy(update={"id": f"q{i}"})))
+    gc.collect()
+    assert (len(gc.get_objects()) - before) / 1000 < 12  # the record, its list and condition (parsed events: 30 here, ~160 for a real answer)
+    assert wait_result(store, "q999").id == "q999"

@@ -1,9 +1,11 @@
-"""The serving heap frozen after warm-up, and re-frozen when an ingest swaps a generation in:
-the old index is collected (not leaked in the permanent generation), the new one frozen."""
+"""The gateway's process set up for serving: its GIL switch interval from the settings, its
+heap frozen after warm-up and re-frozen when an ingest swaps a generation in (the old index
+collected, not leaked in the permanent generation; the new one frozen)."""
 
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
 from pathlib import Path
 
@@ -22,12 +24,19 @@ def frozen(obj: object) -> bool:
     return gc.is_tracked(obj) and not any(o is obj for g in range(3) for o in gc.get_objects(g))
 
 
-def test_the_gateway_freezes_its_heap_once_warmed_up(slice_settings: Settings) -> None:
+def test_the_gateway_freezes_its_heap_once_warmed_up_and_sets_its_switch_interval(slice_settings: Settings) -> None:
     gc.unfreeze()
-    with TestClient(create_app(slice_settings)) as client:
-        wait_ready(client)
-        assert gc.get_freeze_count() > 0
-        assert frozen(CorpusIndex.open(slice_settings).pages)
+    settings = slice_settings.model_copy(deep=True)
+    settings.gateway.switch_interval_ms = 2.0
+    default = sys.getswitchinterval()
+    try:
+        with TestClient(create_app(settings)) as client:
+            wait_ready(client)
+            assert gc.get_freeze_count() > 0
+            assert frozen(CorpusIndex.open(settings).pages)
+            assert sys.getswitchinterval() == 0.002
+    finally:
+        sys.setswitchinterval(default)
 
 
 def test_a_swapped_in_generation_is_frozen_and_the_old_one_collected(tmp_path: Path, corpus_dir: Path, settings_for) -> None:  # noqa: ANN001

@@ -5,6 +5,7 @@ GIL shared with the client threads). Nothing here is timed."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -29,7 +30,7 @@ def test_a_level_counts_replies_and_times_refusals_from_another_process(slice_da
     assert row["refusal_ms"]["n"] >= 1 and 0 < row["refusal_ms"]["p50"] <= row["refusal_ms"]["max"]
 
 
-def test_with_worker_processes_the_gateway_answers_and_its_workers_are_found_for_their_memory(slice_data_dir):
+def test_with_worker_processes_the_gateway_answers_its_workers_are_found_and_die_with_it(slice_data_dir):
     port = free_port()
     server = start_server(str(slice_data_dir), port, {"TAXNAV_MODE": "embedded", "TAXNAV_GATEWAY__EMBEDDED_PROCESSES": "1"})
     try:
@@ -38,7 +39,14 @@ def test_with_worker_processes_the_gateway_answers_and_its_workers_are_found_for
         reply = httpx.post(f"{base_url}/v1/questions", json={"question": QUESTION}, timeout=60)
         workers = [pid for pid in child_pids(server.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()]
         rss = [rss_mb(pid) for pid in workers]
+        server.kill()  # no clean shutdown: its worker must not be left behind
+        server.wait()
+        deadline = time.monotonic() + 15
+        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        orphans = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
     finally:
         stop_server(server)
     assert reply.status_code == 200 and reply.json()["status"] == "answered"
     assert len(workers) == 1 and rss[0] > 0  # the worker process, beside multiprocessing's resource tracker
+    assert orphans == []
