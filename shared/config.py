@@ -208,9 +208,10 @@ class GatewaySettings(BaseModel):
     switch_interval_ms: float = Field(default=1.0, gt=0)
     # Worker processes for embedded questions (0: threads of the gateway process). They take the
     # pipeline's Python off the gateway's GIL, but each loads its own index and models: with 2,
-    # 1,348 MB in all against 616, and on the shared 2-core machine (load avg ~12) no faster
-    # refusals (p95 at 128 clients 529 vs 305 ms) and fewer answers (5.0 vs 9.2 q/s), medians
-    # of 3 and 10 runs. Off by default; worth measuring again on a machine of its own.
+    # 1,348 MB in all against 616. Measured both ways and undecided: on a busy 2-core machine
+    # (load avg ~12) slower (refusal p95 at 128 clients 529 vs 305 ms, 5.0 vs 9.2 q/s), on a
+    # quieter one (load avg 2-5, two runs) once much faster (12 vs 45 ms, 51.7 vs 31.9 q/s) and
+    # once slower. Off by default (one process, as the design says) until quiet runs decide.
     embedded_processes: int = Field(default=0, ge=0)
     # Admission: questions in flight per gateway process (past it a fast 503 with Retry-After).
     # Scope-guard refusals are answered at once and never count.
