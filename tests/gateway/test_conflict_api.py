@@ -1,5 +1,5 @@
 """The conflict refusal through the API, on a two-page synthetic manual written for the test
-in the Content API layout (invented text, not corpus files): the pages give different
+in the Content API layout (invented text, not corpus files): the pages, one per case, give different
 figures for the same allowance."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from tests.support.synthetic_manual import ingest_manual
 from shared.config import Settings
 
 PAGES = {
-    "EIM90001": ("Long service awards: exempt amount", "<p>The exempt amount for a long service award is &#xA3;50 for each year of service with the same employer.</p><p>The award must mark at least 20 years of service.</p>"),
-    "EIM90002": ("Long service awards: limit per year of service", "<p>The exempt amount for a long service award is &#xA3;20 for each year of service with the same employer.</p><p>No similar award may have been made in the previous 10 years.</p>"),
+    "EIM90001": ("Long service awards: employees in general", "<p>The exempt amount for a long service award is &#xA3;50 for each year of service with the same employer.</p><p>The award must mark at least 20 years of service.</p>"),
+    "EIM90002": ("Long service awards: members of the armed forces", "<p>The exempt amount for a long service award is &#xA3;20 for each year of service with the same employer.</p><p>No similar award may have been made in the previous 10 years.</p>"),
 }  # fmt: skip
 
 
