@@ -42,10 +42,18 @@ class TitleIndex:
             for t in named:
                 self.postings.setdefault(t, []).append(section_id)
 
+    def weigh(self, asked: set[str]) -> dict[str, float]:
+        """The question's terms weighted as the titles' are (``match`` takes them)."""
+        return _weights(asked, self.stats, self.frame)
+
+    def match(self, weights: Mapping[str, float], section_id: str) -> float:
+        """``title_match`` of the weighted question (``weigh``) against one page's title."""
+        return _match(weights, self.named.get(section_id, {}))
+
     def restated(self, asked: set[str], floor: float) -> list[tuple[str, float]]:
         """(section id, title match) of the pages whose title the question restates (a match
         of at least ``floor``), best first, ties in section order."""
-        weights = _weights(asked, self.stats, self.frame)
+        weights = self.weigh(asked)
         sharing = {s for t in weights for s in self.postings.get(t, ())}
         scored = ((s, _match(weights, self.named[s])) for s in sharing)
         return sorted(((s, m) for s, m in scored if m >= floor), key=lambda x: (-x[1], x[0]))

@@ -80,9 +80,7 @@ def question_kind(question: str) -> QuestionKind:
         return "date"
     # "Is the whole amount taxable?" asks yes or no about an amount; "Is there a limit?" and
     # "how much" ask for the figure
-    if RATE_INTENT.search(first) and (_ASKS_FIGURE.search(first) or not _ASKS_YES_NO.match(first.strip())):
-        return "figure"
-    if _ASKS_FIGURE.search(first):
+    if _ASKS_FIGURE.search(first) or (RATE_INTENT.search(first) and not _ASKS_YES_NO.match(first.strip())):
         return "figure"
     if _ASKS_DEFINITION.search(first) and not _ASKS_YES_NO.match(first.strip()):
         return "definition"

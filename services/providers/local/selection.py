@@ -25,7 +25,7 @@ from services.providers.local.tables import lookup_date, lookup_numbers, table_l
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import FRAME_WORDS, employment_tie
 from services.text.terms import corpus_stats, query_terms, terms
-from services.text.titles import title_match
+from services.text.titles import title_index
 
 
 @dataclass
@@ -76,7 +76,8 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     index = CorpusIndex.open(settings, query.manual)
     stats = corpus_stats(index)
     weights = question_weights(query.question, stats, tuning.expansion_weight)
-    asked = set(terms(query.question))
+    titles = title_index(index, stats, FRAME_WORDS)  # each title's weights, once per generation
+    asked = titles.weigh(set(terms(query.question)))
     # the question's own subject terms: not the manual's other words for them, nor the words
     # that frame any question ("rules", "treatment")
     own = {t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS}
@@ -95,7 +96,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
         if names_title_subject(q_terms, title):
             rel += tuning.subject_bonus
-        restated = title_match(asked, title, stats, FRAME_WORDS)
+        restated = titles.match(asked, bundle.section_id)
         if restated >= settings.retrieval.title_match_floor:
             rel += tuning.title_restated_bonus * restated
         if EXAMPLE_TITLE.search(title):

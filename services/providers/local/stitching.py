@@ -127,6 +127,12 @@ def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
     return None
 
 
+def ended_notice(units: list[Unit], i: int) -> int | None:
+    """The opening line of unit ``i``'s page when it says the page's rule has ended, or None."""
+    opening = next(j for j, u in enumerate(units) if u.page_rank == units[i].page_rank)
+    return opening if opening != i and units[opening].row is None and withdraws(units[opening].text) else None
+
+
 def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSettings) -> list[int]:
     """The units a chosen unit needs beside it to be read right: the list a colon
     introduces, the sentence that introduces a list item, an anaphoric or strongly scoring
@@ -134,9 +140,9 @@ def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSe
     opening line of its page when that says the page's rule has ended ("THIS RELIEF WAS
     WITHDRAWN FROM 6 APRIL 2013"): the rest of the page states the rule as it stood."""
     unit, out = units[i], []
-    opening = next(j for j, u in enumerate(units) if u.page_rank == unit.page_rank)
-    if opening != i and units[opening].row is None and withdraws(units[opening].text):
-        out.append(opening)
+    notice = ended_notice(units, i)
+    if notice is not None:
+        out.append(notice)
     if unit.row is not None:
         if SEE_NOTE.search(rows_of(unit.paragraph)[0]):
             later = (j for j in range(i + 1, len(units)) if units[j].paragraph.id != unit.paragraph.id and units[j].row is None)
@@ -419,10 +425,10 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     # before it in its paragraph (a paragraph is quoted from where it starts to say it), and its
     # page's notice that the rule has ended (read before the rule as it stood)
     intro, leans = list_intro(units, lead_index, tuning.list_items), bool(DEPENDENT.search(units[lead_index].text))
-    ended = context_of(units, lead_index, 0.0, tuning)[:1] if units[lead_index].row is None else []
+    notice = ended_notice(units, lead_index) if units[lead_index].row is None else None
     start = min(
         j for j in lead
-        if j >= lead_index or j == intro or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id or (j in ended and withdraws(units[j].text))
+        if j >= lead_index or j in (intro, notice) or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id
     )
     answer = without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words)
 

@@ -106,8 +106,8 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
             for i, r in enumerate(rows):
                 first = r.split("|")[0].strip()
                 label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
-                if not (i or not header):
-                    continue
+                if i == 0 and header:
+                    continue  # the header row is never quoted on its own
                 last = units[-1] if units else None
                 if first and last is not None and last.paragraph.id == paragraph.id and last.row and last.cells.split("|")[0].strip() == first:
                     last.parts[0] = (paragraph, continue_row(last.parts[0][1], r))
