@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ingest_worker.chunker import build_chunks, chunk_embed_text
 from ingest_worker.crawler import CrawlError, CrawlResult, run_crawl, section_path
-from ingest_worker.parser import clean_title, parse_body
+from ingest_worker.parser import clean_title, opening_words, parse_body
 from ingest_worker.progress import Progress
 from ingest_worker.xrefs import build_graph, edge_counts, extract_refs, resolve
 from shared.config import Settings
@@ -56,6 +56,7 @@ from shared.stores import bm25_store, vector_store
 from shared.stores.bm25 import Bm25Doc
 
 PARTIAL = ".partial"
+TITLE_WORDS = 10  # a page titled by its opening words (its own title is scrape residue) gets this many
 LOCK_FILE = ".ingest.lock"
 
 
@@ -123,7 +124,8 @@ def body_hash(manual_title: str, crumb_titles: list[str], title: str, body: str)
 def _page_fields(document: dict, section: str, manual: str, titles: dict[str, str]) -> tuple[Page, str, list[str]]:
     details = document["details"]
     crumbs = [str(c["section_id"]).upper() for c in details.get("breadcrumbs") or [] if isinstance(c, dict) and c.get("section_id")]
-    title = clean_title(str(document.get("title") or section))
+    body = str(details.get("body") or "")
+    title = clean_title(str(document.get("title") or section)) or opening_words(body, TITLE_WORDS) or section
     updated = document.get("public_updated_at") or document.get("updated_at")
     if not updated:
         raise ValueError("no public_updated_at")
@@ -135,7 +137,7 @@ def _page_fields(document: dict, section: str, manual: str, titles: dict[str, st
         public_updated_at=updated,
         breadcrumbs=crumbs,
     )
-    return page, str(details.get("body") or ""), [clean_title(titles.get(c) or c) for c in crumbs]
+    return page, body, [clean_title(titles.get(c) or c) or c for c in crumbs]
 
 
 def refs_by_page(generation: Generation | None) -> dict[str, list[RawRef]]:

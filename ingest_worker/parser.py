@@ -94,10 +94,27 @@ def clean_text(raw: str) -> tuple[str, list[str]]:
     return "\n".join(line for line in lines if line and line != BULLET), hrefs
 
 
+_TAG = re.compile(r"<[^>]*>")
+# A title the scrape filled with a table's cells ("</td> <td>  &#xA3;2,536" on EIM13505, the
+# £30,000 threshold page) names nothing of the page.
+_TABLE_CELLS = re.compile(r"</?t[dhr]\b", re.I)
+
+
 def clean_title(raw: str) -> str:
     """A page title as a reader sees it: entities decoded ("employer&#x2019;s" -> "employer's"),
-    spaces collapsed."""
-    return " ".join(html.unescape(raw).split())
+    markup left in it dropped ("Redundancies</p>"), spaces collapsed; "" for a title made of
+    table cells (``ingest_worker.ingest`` titles such a page by its opening words)."""
+    if _TABLE_CELLS.search(raw):
+        return ""
+    return " ".join(html.unescape(_TAG.sub(" ", raw)).split())
+
+
+def opening_words(body: str, words: int) -> str:
+    """The first ``words`` words of a page body's first sentence, "…" when it goes on: the
+    title of a page whose own title is scrape residue."""
+    text = " ".join(html.unescape(_TAG.sub(" ", body)).split())
+    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].split()
+    return " ".join(first[:words]) + ("\u2026" if len(first) > words else "")
 
 
 def _inline_text(element: etree._Element, skip: tuple[etree._Element, ...] = ()) -> str:

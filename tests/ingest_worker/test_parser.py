@@ -221,6 +221,19 @@ def test_every_title_in_the_manual_is_free_of_entities(corpus_dir: Path) -> None
     assert not any("&#x" in clean_title(t) or "&amp;" in clean_title(t) for t in raw)
 
 
+def test_markup_in_a_title_is_dropped_and_a_title_of_table_cells_names_nothing() -> None:
+    assert clean_title("Redundancies</p>") == "Redundancies"  # EIM70400
+    assert clean_title("</td> <td>  &#xA3;2,536") == ""  # EIM13505
+    assert clean_title("&#xA3;22,500 x 15%  </td> <td>  &#xA3;3,375") == ""  # EIM24700
+    assert clean_title("Cars: &lt;b&gt; list price") == "Cars: <b> list price"  # an escaped bracket is text, not markup
+
+
+def test_a_page_whose_title_is_table_cells_is_titled_by_its_opening_words(corpus_dir: Path) -> None:
+    build = chunks_of(corpus_dir, "EIM13505")  # the £30,000 threshold page, titled "</td> <td> &#xA3;2,536" in the scrape
+    assert build.page.title == "Section 403(1) ITEPA 2003 states that a payment or benefit…"
+    assert chunks_of(corpus_dir, "EIM70400").page.title == "Redundancies"
+
+
 def test_ingested_page_title_is_clean(corpus_dir: Path) -> None:
     section = next(
         f.stem.upper() for f in sorted((corpus_dir / EIM).glob("eim*.json")) if "&#x2019;" in json.loads(f.read_text()).get("title", "")
