@@ -131,6 +131,7 @@ class LocalSelectionSettings(BaseModel):
     title_meaning_floor: float = Field(0.7, description="the title's cosine above which the question restates what the page is about")
     title_meaning_pages: int = Field(8, description="the best pages whose titles are embedded for it (a model call per title not seen before)")
     example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
+    ended_page_factor: float = Field(0.85, description="a page titled by a period that has ended (tables.title_ended) has its relevance scaled by this when the question names no year")
     lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
     subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
     title_restated_bonus: float = Field(0.3, description="times the title match, for a page whose title the question restates (retrieval.title_match_floor; 0 turns it off)")

@@ -21,7 +21,7 @@ from shared.index import CorpusIndex
 from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
-from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup, title_covers
+from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup, title_covers, title_ended
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import FRAME_WORDS, employment_tie
 from services.text.terms import corpus_stats, query_terms, terms
@@ -102,6 +102,10 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         if EXAMPLE_TITLE.search(title):
             # an illustration ranks below the rule it illustrates, above it when one is asked for
             rel = rel / tuning.example_page_factor if wants_example else rel * tuning.example_page_factor
+        if q_when is None and title_ended(title):
+            # a question naming no year asks about the rule as it is now, not one the manual keeps
+            # for earlier years; a page saying its rule was withdrawn stays, as that is the ruling now
+            rel *= tuning.ended_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
         if title_covers(title, q_numbers, q_when):

@@ -162,6 +162,18 @@ def title_covers(title: str, numbers: list[float], when: date | None) -> bool:
     return bool(checks) and all(checks)
 
 
+# A title that bounds its rule's period by an end tax year ("Van benefit to 2004/05", "2002/03
+# to 2010/11", "years prior to 2011/12", "up to and including 2005/06"): the manual titles its
+# current rules "from"/"onwards", and keeps the ended ones for earlier years. An event's date
+# ("shares acquired before 16 April 2003") says which cases a rule covers, not when it ended.
+_ENDED = re.compile(r"\b(?:to|prior to|up to and including)\s+(?:19|20)\d{2}\s?[/-]\s?\d{2}\b|\bto 5 April (?:19|20)\d{2}\b", re.I)
+
+
+def title_ended(title: str) -> bool:
+    """Whether a page title says its rule applied only up to a year that has ended."""
+    return bool(_ENDED.search(title))
+
+
 def table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
     return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from services.pipeline import STAGES, new_state, run_stage
+from services.providers.local import selection
 from services.providers.local.selection import names_title_subject, score_pages, select, similarity_floor
 from services.text.terms import terms
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.api import QuestionRequest
+from shared.index import CorpusIndex
 
 
 def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_more() -> None:
@@ -54,6 +56,25 @@ def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # no
     assert len(kept) > 1 and [p.section_id for p in select(state.query, state.rollup, one, vector).pages] == [kept[0].section_id]
     off_topic = _tuned(slice_settings, min_relevance=10.0)
     assert select(state.query, state.rollup, off_topic, vector).pages == []
+
+
+def test_an_ended_rules_page_is_scaled_down_only_when_the_question_names_no_year(slice_settings, monkeypatch) -> None:  # noqa: ANN001
+    # no link authority nor title embedding, so a page's relevance is its own
+    plain = _tuned(slice_settings, authority_weight=0.0, title_meaning_weight=0.0)
+    ended = "EIM22790"  # "Van benefit from 2005/06: cash equivalent", as if titled "to 2004/05"
+
+    def relevance(question: str, titled_ended: bool) -> dict[str, float]:
+        monkeypatch.setattr(selection, "title_ended", lambda title: titled_ended and title == selection.page_title(index, ended))
+        state = _rollup(plain, question)
+        return {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, plain, state.retrieval.query_vector)}
+
+    index = CorpusIndex.open(plain)
+    undated = "How is the cash equivalent of a company van worked out?"
+    before, after = relevance(undated, False), relevance(undated, True)
+    assert after[ended] == pytest.approx(before[ended] * plain.selection.local.ended_page_factor)
+    assert all(after[sid] == pytest.approx(value) for sid, value in before.items() if sid != ended)
+    dated = "How was the cash equivalent of a company van worked out in 2004-05?"
+    assert relevance(dated, True)[ended] == pytest.approx(relevance(dated, False)[ended])  # the asker names the years it covers
 
 
 def _rollup(settings: Settings, question: str):  # noqa: ANN202

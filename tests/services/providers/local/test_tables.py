@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from services.providers.local.tables import has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, title_covers
+from services.providers.local.tables import has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, title_covers, title_ended
 from services.stages.verification import check_claim
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Paragraph
@@ -84,3 +84,17 @@ def test_a_title_covers_the_askers_year_and_band_only_when_it_states_them_and_no
     assert title_covers("Step 5, 2008/09 to 2011/12: qualifying low emissions cars (QUALECs)", numbers, lookup_date("in 2010-11"))
     assert not title_covers("Step 5, 2008/09 onwards: cars", numbers, when)  # one year named is no period
     assert not title_covers("Exemptions: small loans", numbers, when)  # states neither
+
+
+def test_a_title_bounding_its_rule_by_an_end_year_is_an_ended_rule() -> None:
+    # real titles of the manual: ended periods in its several spellings
+    assert title_ended("Van benefit to 2004/05: general")
+    assert title_ended("Step 5, 2002/03 to 2010/11: type P, petrol-powered cars")
+    assert title_ended("Partial exemption; general; years up to and including 2005/06")
+    assert title_ended("Entitlement to the deduction for non-UK resident seafarers: years prior to 2011/12: how to claim")
+    assert title_ended("Childcare vouchers: exemption from 6 April 2005 to 5 April 2011")
+    # a current rule, an event's date (which cases a rule covers) and a statute's year are not ends
+    assert not title_ended("Step 5, 2011/12 onwards: ready reckoner for type A cars from 2011/12")
+    assert not title_ended("Van benefit from 2005/06: cash equivalent")
+    assert not title_ended("Restricted securities: conditional shares acquired before 16 April 2003")
+    assert not title_ended("Living accommodation: Section 106 ITEPA 2003: amount of benefit")
