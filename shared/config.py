@@ -165,6 +165,7 @@ class LocalStitchingSettings(BaseModel):
     reply_words: int = Field(350, description="answer and detail together")
     detail_per_page: int = Field(4, description="units the detail takes from one page")
     relative_floor: float = Field(0.5, description="a sentence must score this share of the best sentence")
+    detail_floor: float = Field(0.25, description="a sentence in the detail (collapsed until opened) must score this share of the best sentence")
     neighbour_floor: float = Field(0.8, description="a sentence next to a quoted one in its paragraph joins that claim above this share of the floor")
     page_decay: float = Field(0.35, description="how fast a page's place in the selection lowers its sentences' scores")
     length_b: float = Field(0.5, description="BM25-style length normalisation of a sentence's term coverage")
@@ -201,7 +202,11 @@ class GatewaySettings(BaseModel):
     wait_timeout_s: float = 30.0  # also the deadline of a question: past it, a typed timeout error
     max_body_bytes: int = 16_384
     result_ttl_s: int = 600  # how long a question's events and result stay readable
-    embedded_threads: int = 4  # questions run at once in embedded mode
+    # Questions run at once in embedded mode. Two, as many as the cores: the pipeline is mostly
+    # Python under one GIL, and each extra thread only lengthens the event loop's wait for it. bench
+    # load, 128 clients, quiet 2-core machine, 6 runs at 2 against 4 at 4: refusal p95 46-129 ms
+    # (median 100) against 75-232 (median 124); 17.9-20.1 against 14.1-18.5 questions/s.
+    embedded_threads: int = 2
     # How long a thread keeps the GIL while another waits for it (Python's default: 5 ms). The
     # event loop waits about this long for each of its turns behind the pipeline's threads; at
     # 1 ms a scope-guard refusal's p95 under load halved (bench load, 64 clients: 204 -> 95 ms,

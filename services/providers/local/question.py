@@ -60,7 +60,7 @@ QuestionKind = Literal["date", "figure", "yes_no", "definition", "other"]
 _ASKS_DATE = re.compile(
     r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I
 )
-_ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are)|meaning of|defin(?:e|ed|ition))\b", re.I)
+_ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are (?!the\b))|meaning of|defin(?:e|ed|ition))\b", re.I)
 _ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
 _ASKS_FIGURE = re.compile(
     r"\b(?:how much|how many|what(?:'s| is| are)? (?:the )?(?:rates?|percentage|amount|figure|limit|most|maximum|minimum)|"

@@ -432,13 +432,15 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     )
     answer = without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words)
 
-    # The detail: the next units above the floor with their context, the reply within tuning.reply_words.
+    # The detail: the next units above its own floor with their context, the reply within
+    # tuning.reply_words. It is collapsed until opened, so it may reach further down than the answer.
+    detail_floor = tuning.detail_floor * ranked[0].score
     taken = {**lead_part, **rest}
     room = tuning.reply_words - sum(len(c.text.split()) for c in answer)
     detail: dict[int, Unit] = {}
     per_page: dict[int, int] = {}
     for unit in ranked:
-        if unit.score < floor or room <= 0:
+        if unit.score < detail_floor or room <= 0:
             break
         i = position[id(unit)]
         if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= tuning.detail_per_page or repeats(unit, [*taken.values(), *detail.values()], tuning):

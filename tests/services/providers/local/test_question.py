@@ -76,6 +76,10 @@ def test_a_question_is_split_into_the_things_it_asks() -> None:
         ("What counts as a uniform?", "definition"),
         ("What does pooled car mean?", "definition"),
         ("Tell me about pool cars.", "other"),
+        ("What are benefits in kind?", "definition"),
+        # "what are the ..." asks what a thing's rules or conditions are, not what a word means
+        ("What are the rules on pool cars?", "other"),
+        ("What are the conditions for the exemption?", "other"),
         # yes or no about an amount is a ruling; asking whether there is a limit, or for the most, asks for the figure
         ("Is the whole amount of the allowance taxable?", "yes_no"),
         ("Are gifts worth up to the limit exempt?", "figure"),

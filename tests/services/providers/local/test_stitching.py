@@ -186,6 +186,20 @@ def test_the_answer_shape_comes_from_settings(slice_settings: Settings) -> None:
     )
 
 
+def test_the_detail_reaches_down_to_its_own_floor_and_the_answer_part_does_not_move(slice_settings: Settings) -> None:
+    question = QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?")
+
+    def with_floor(floor: float) -> list:  # noqa: ANN202
+        local = slice_settings.stitching.local.model_copy(update={"detail_floor": floor})
+        settings = slice_settings.model_copy(update={"stitching": slice_settings.stitching.model_copy(update={"local": local})})
+        return answer(question, settings).answer.sentences
+
+    high, low = with_floor(slice_settings.stitching.local.relative_floor), with_floor(0.05)
+    assert [s.text for s in high if s.role == "answer"] == [s.text for s in low if s.role == "answer"]
+    words = [sum(len(s.text.split()) for s in reply if s.role == "detail") for reply in (high, low)]
+    assert words[0] < words[1] and sum(len(s.text.split()) for s in low) <= slice_settings.stitching.local.reply_words
+
+
 def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -> None:  # noqa: ANN001
     state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
     for stage in STAGES[:4]:
