@@ -232,6 +232,8 @@ def test_a_page_whose_title_is_table_cells_is_titled_by_its_opening_words(corpus
     build = chunks_of(corpus_dir, "EIM13505")  # the £30,000 threshold page, titled "</td> <td> &#xA3;2,536" in the scrape
     assert build.page.title == "Section 403(1) ITEPA 2003 states that a payment or benefit…"
     assert chunks_of(corpus_dir, "EIM70400").page.title == "Redundancies"
+    # EIM24700 opens with a heading naming its statute: the title is its first paragraph's words
+    assert chunks_of(corpus_dir, "EIM24700").page.title == "This page relates to step 5 of the method statement\u2026"
 
 
 def test_ingested_page_title_is_clean(corpus_dir: Path) -> None:
