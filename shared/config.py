@@ -133,6 +133,7 @@ class LocalSelectionSettings(BaseModel):
     example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
     ended_page_factor: float = Field(0.85, description="a page titled by a period that has ended (tables.title_ended) has its relevance scaled by this when the question names no year")
     lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
+    limit_bonus: float = Field(0.2, description="a page setting a limit of the same order as an amount the asker gives (tables.states_limit_near)")
     subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
     title_restated_bonus: float = Field(0.3, description="times the title match, for a page whose title the question restates (retrieval.title_match_floor; 0 turns it off)")
     expansion_weight: float = Field(0.5, description="the manual's words for the question's everyday words count this share of their idf (stitching weighs the question the same way)")

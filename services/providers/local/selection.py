@@ -21,9 +21,10 @@ from shared.index import CorpusIndex
 from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, sub_questions, question_weights
-from services.providers.local.tables import lookup_date, lookup_numbers, table_lookup, title_covers, title_ended
+from services.providers.local.tables import amounts, lookup_date, lookup_numbers, states_limit_near, table_lookup, title_covers, title_ended
 from services.providers.local.units import EXAMPLE_TITLE
 from services.scope import FRAME_WORDS, employment_tie
+from services.text.sentences import split_sentences
 from services.text.terms import corpus_stats, query_terms, terms
 from services.text.titles import title_index
 
@@ -88,6 +89,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
+    q_amounts = amounts(query.question)
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
@@ -108,6 +110,8 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel *= tuning.ended_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
+        if q_amounts and tuning.limit_bonus and any(states_limit_near(q_amounts, sent) for c in bundle.chunks for sent in split_sentences(c.text)):
+            rel += tuning.limit_bonus  # the page sets the limit the asker's own amount is measured against
         if title_covers(title, q_numbers, q_when):
             rel += tuning.lookup_bonus  # a page titled by the period or band the asker's figures fall in
         out.append(PageScore(bundle, cov, sim, _figures(bundle.chunks), rel, title_share=coverage(own, set(terms(title))), title_match=restated))

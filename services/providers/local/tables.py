@@ -70,6 +70,21 @@ def near_amount(asked: list[float], stated: list[float]) -> bool:
     return any(a != b and 0.4 <= b / a <= 2.5 for a in asked if a > 0 for b in stated)
 
 
+# Words that make an amount a limit the asker's own is measured against ("does not exceed
+# £5,000", "the £30,000 threshold", "up to £150 a head", "the first £500").
+_LIMIT_WORDS = re.compile(
+    r"\b(?:exceeds?|exceeding|not more than|no more than|more than|less than|up to|at least|at most|limit|threshold|maximum|minimum|"
+    r"ceiling|cap(?:ped)?|first \u00a3|below|above|over|under)\b",
+    re.I,
+)
+
+
+def states_limit_near(asked: list[float], sentence: str) -> bool:
+    """Whether a sentence sets a limit of the same order as an amount the asker gives (a £3,600
+    loan against the £5,000 small-loans limit): the rule the asker's figure is measured against."""
+    return bool(asked) and bool(_LIMIT_WORDS.search(sentence)) and near_amount(asked, amounts(sentence))
+
+
 # Amounts, tax years and dates in a question are not the plain numbers a table is keyed by.
 _NOT_A_KEY = re.compile(r"\u00a3\s?[\d,.]+k?|\b(?:19|20)\d{2}\s?[-/\u2013]\s?\d{2,4}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\d[\d,]*,\d{3}")
 

@@ -77,6 +77,24 @@ def test_an_ended_rules_page_is_scaled_down_only_when_the_question_names_no_year
     assert relevance(dated, True)[ended] == pytest.approx(relevance(dated, False)[ended])  # the asker names the years it covers
 
 
+def test_a_page_setting_the_limit_the_askers_amount_is_measured_against_gains_the_limit_bonus(slice_settings) -> None:  # noqa: ANN001
+    plain = _tuned(slice_settings, authority_weight=0.0, title_meaning_weight=0.0, limit_bonus=0.0)
+    bonus = _tuned(slice_settings, authority_weight=0.0, title_meaning_weight=0.0, limit_bonus=0.2)
+
+    def relevance(settings: Settings, question: str) -> dict[str, float]:
+        state = _rollup(settings, question)
+        return {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, settings, state.retrieval.query_vector)}
+
+    asked = "My employer lent me \u00a33,600 interest free for a season ticket. Will I be taxed on it?"
+    before, after = relevance(plain, asked), relevance(bonus, asked)
+    gained = {sid for sid in before if after[sid] == pytest.approx(before[sid] + 0.2)}
+    assert "EIM26140" in gained  # "does not exceed \u00a35,000": the small loans limit
+    assert all(after[sid] == pytest.approx(before[sid]) for sid in before if sid not in gained)
+    assert len(gained) < len(before)  # not every page sets such a limit
+    unasked = "Will I be taxed on an interest-free season ticket loan from my employer?"
+    assert relevance(bonus, unasked) == pytest.approx(relevance(plain, unasked))  # no amount asked: nothing to measure
+
+
 def _rollup(settings: Settings, question: str):  # noqa: ANN202
     state = new_state(QuestionRequest(question=question), settings)
     for stage in STAGES[:3]:
