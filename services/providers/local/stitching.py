@@ -351,6 +351,9 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         return Draft(sentences=[])
     # a row keyed by the asker's own figure answers from whichever page holds its table
     ranked_answer = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up] or ranked
+    # A unit longer than the answer's hard cap (a table cell holding a whole list) cannot be its
+    # lead: it is left to the detail, which has room for it.
+    ranked_answer = [u for u in ranked_answer if len(u.text.split()) <= tuning.answer_words_cap] or ranked_answer
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
     # unless that one scores well below the best.
     standalone = next((u for u in ranked_answer if u.row is not None or not DEPENDENT.search(u.text)), ranked_answer[0])

@@ -277,6 +277,27 @@ def test_pages_holding_only_a_list_intro_give_an_empty_draft_not_an_error(slice_
     assert stitch(query, selection, slice_settings, []).sentences == []
 
 
+def test_a_unit_longer_than_the_answers_hard_cap_never_leads_it(slice_settings) -> None:  # noqa: ANN001
+    """EIM13030's table holds a whole list of exclusions in one cell: one row of 200 words. It
+    best matches the question's words, but cannot be the lead of a short answer."""
+    cap = slice_settings.stitching.local.answer_words_cap
+    long_cell = "Computer equipment up to \u00a3500 per year is not a benefit for this purpose; " + "other excluded items are listed here in turn; " * (cap // 6)
+    chunk = Chunk(
+        id="EIM99998#c0", section_id="EIM99998", manual=DEFAULT_MANUAL, position=0, heading_path=["Termination benefits"],
+        paragraphs=[
+            Paragraph(id="EIM99998#c0.p0", text="Payments in lieu of notice made under the contract are taxable as earnings."),
+            Paragraph(id="EIM99998#c0.p1", kind="table", text=f"Benefit | Notes\nComputer equipment | {long_cell}"),
+        ],
+        content_hash="y",
+    )
+    selection = SelectionResult(pages=[PageBundle(section_id="EIM99998", score=1.0, chunks=[chunk])], dropped=[])
+    query = Query(id="q", question="Is computer equipment I keep when I leave a termination benefit?", manual=DEFAULT_MANUAL)
+    claims = stitch(query, selection, slice_settings, []).sentences
+    answer_part = [c for c in claims if c.role == "answer"]
+    assert answer_part and all(len(c.text.split()) <= cap for c in answer_part)
+    assert any(len(c.text.split()) > cap for c in claims if c.role == "detail")  # the long row is still there, in the detail
+
+
 def test_a_list_intro_whose_items_are_not_quoted_next_to_it_is_left_out() -> None:
     def claim(text: str, cite: str) -> DraftSentence:
         return DraftSentence(text=text, citations=[cite], role="answer")
