@@ -72,7 +72,9 @@ def _figures(chunks: list[Chunk]) -> bool:
     return any(c.has_table or _FIGURE_TEXT.search(c.text) for c in chunks)
 
 
-def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> list[PageScore]:
+def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], own_words: str = "") -> list[PageScore]:
+    """Each candidate page's relevance; ``own_words``: the person's own words this turn, when the
+    query reads more (a follow-up read with its subject)."""
     tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
     stats = corpus_stats(index)
@@ -89,7 +91,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
-    q_amounts = amounts(query.question)
+    q_amounts = amounts(own_words or query.question)  # an earlier turn's amount is not this turn's (a follow-up asking a rate)
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
@@ -193,9 +195,9 @@ def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool
     return near >= similarity_floor(question, tuning)
 
 
-def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float]) -> SelectionResult:
+def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], own_words: str = "") -> SelectionResult:
     tuning = settings.selection.local
-    scored = score_pages(query, rollup, settings, carried_vector)
+    scored = score_pages(query, rollup, settings, carried_vector, own_words)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)

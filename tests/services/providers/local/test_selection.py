@@ -93,6 +93,11 @@ def test_a_page_setting_the_limit_the_askers_amount_is_measured_against_gains_th
     assert len(gained) < len(before)  # not every page sets such a limit
     unasked = "Will I be taxed on an interest-free season ticket loan from my employer?"
     assert relevance(bonus, unasked) == pytest.approx(relevance(plain, unasked))  # no amount asked: nothing to measure
+    # a follow-up read with its subject ("... 2009-10? <the first turn>"): the earlier turn's amount is not this turn's
+    state = _rollup(bonus, f"And what was the official rate back in 2009-10? {asked}")
+    follow_up = {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, bonus, state.retrieval.query_vector, "And what was the official rate back in 2009-10?")}
+    without = {s.bundle.section_id: s.relevance for s in score_pages(state.query, state.rollup, plain, state.retrieval.query_vector)}
+    assert follow_up == pytest.approx(without)
 
 
 def _rollup(settings: Settings, question: str):  # noqa: ANN202
