@@ -125,7 +125,8 @@ def _page_fields(document: dict, section: str, manual: str, titles: dict[str, st
     details = document["details"]
     crumbs = [str(c["section_id"]).upper() for c in details.get("breadcrumbs") or [] if isinstance(c, dict) and c.get("section_id")]
     body = str(details.get("body") or "")
-    title = clean_title(str(document.get("title") or section)) or opening_words(body, TITLE_WORDS) or section
+    # a title of scrape residue: the page's opening words (its body parsed once more, a few pages)
+    title = clean_title(str(document.get("title") or section)) or opening_words(parse_body(body), TITLE_WORDS) or section
     updated = document.get("public_updated_at") or document.get("updated_at")
     if not updated:
         raise ValueError("no public_updated_at")

@@ -109,17 +109,13 @@ def clean_title(raw: str) -> str:
     return " ".join(html.unescape(_TAG.sub(" ", raw)).split())
 
 
-_FIRST_PARAGRAPH = re.compile(r"<p\b[^>]*>(.*?)</p>", re.S | re.I)
-
-
-def opening_words(body: str, words: int) -> str:
-    """The first ``words`` words of the first sentence of a page body's first paragraph (not a
-    heading: "Section 139 ITEPA 2003" names a statute, not the page), "…" when it goes on: the
+def opening_words(sections: list[Section], words: int) -> str:
+    """The first ``words`` words of the first sentence of a parsed body's first paragraph (not a
+    heading: "Section 139 ITEPA 2003" names a statute, not the page), "\u2026" when it goes on: the
     title of a page whose own title is scrape residue."""
-    first_paragraph = _FIRST_PARAGRAPH.search(body)
-    text = " ".join(html.unescape(_TAG.sub(" ", first_paragraph.group(1) if first_paragraph else body)).split())
-    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].split()
-    return " ".join(first[:words]) + ("\u2026" if len(first) > words else "")
+    first = next((b.text for section in sections for b in section.blocks if b.kind in ("p", "li")), "")
+    sentence = re.split(r"(?<=[.!?])\s", " ".join(first.split()), maxsplit=1)[0].split()
+    return " ".join(sentence[:words]) + ("\u2026" if len(sentence) > words else "")
 
 
 def _inline_text(element: etree._Element, skip: tuple[etree._Element, ...] = ()) -> str:
