@@ -72,15 +72,15 @@ def _figures(chunks: list[Chunk]) -> bool:
     return any(c.has_table or _FIGURE_TEXT.search(c.text) for c in chunks)
 
 
-def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], own_words: str = "") -> list[PageScore]:
-    """Each candidate page's relevance; ``own_words``: the person's own words this turn, when the
+def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "") -> list[PageScore]:
+    """Each candidate page's relevance; ``asked``: the person's own words this turn, when the
     query reads more (a follow-up read with its subject)."""
     tuning = settings.selection.local
     index = CorpusIndex.open(settings, query.manual)
     stats = corpus_stats(index)
     weights = question_weights(query.question, stats, tuning.expansion_weight)
     titles = title_index(index, stats, FRAME_WORDS)  # each title's weights, once per generation
-    asked = titles.weigh(set(terms(query.question)))
+    title_weights = titles.weigh(set(terms(query.question)))
     # the question's own subject terms: not the manual's other words for them, nor the words
     # that frame any question ("rules", "treatment")
     own = {t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS}
@@ -91,7 +91,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
     q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
     q_terms = f" {' '.join(terms(query.question))} "
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
-    q_amounts = amounts(own_words or query.question)  # an earlier turn's amount is not this turn's (a follow-up asking a rate)
+    q_amounts = amounts(asked or query.question)  # an earlier turn's amount is not this turn's (a follow-up asking a rate)
     out = []
     for bundle in rollup.pages:
         cov = coverage(weights, _page_terms(bundle))
@@ -100,7 +100,7 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
         rel = tuning.vector_weight * sim + (1 - tuning.vector_weight) * cov + tuning.title_weight * coverage(weights, set(terms(title)))
         if names_title_subject(q_terms, title):
             rel += tuning.subject_bonus
-        restated = titles.match(asked, bundle.section_id)
+        restated = titles.match(title_weights, bundle.section_id)
         if restated >= settings.retrieval.title_match_floor:
             rel += tuning.title_restated_bonus * restated
         if EXAMPLE_TITLE.search(title):
@@ -112,7 +112,10 @@ def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_
             rel *= tuning.ended_page_factor
         if rate_question and (q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks):
             rel += tuning.lookup_bonus  # a table that tabulates the asker's own figure (142 g/km -> the 140 row)
-        if q_amounts and tuning.limit_bonus and any(states_limit_near(q_amounts, sent) for c in bundle.chunks for sent in split_sentences(c.text)):
+        # (only a chunk stating an amount is split into sentences: most state none)
+        if q_amounts and tuning.limit_bonus and any(
+            states_limit_near(q_amounts, sent) for c in bundle.chunks if amounts(c.text) for sent in split_sentences(c.text)
+        ):
             rel += tuning.limit_bonus  # the page sets the limit the asker's own amount is measured against
         if title_covers(title, q_numbers, q_when):
             rel += tuning.lookup_bonus  # a page titled by the period or band the asker's figures fall in
@@ -195,9 +198,9 @@ def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool
     return near >= similarity_floor(question, tuning)
 
 
-def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], own_words: str = "") -> SelectionResult:
+def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "") -> SelectionResult:
     tuning = settings.selection.local
-    scored = score_pages(query, rollup, settings, carried_vector, own_words)
+    scored = score_pages(query, rollup, settings, carried_vector, asked)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)
