@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import NamedTuple
 
 from shared.contracts.corpus import Chunk, Paragraph
 from services.text.figures import period_start, years_named
@@ -28,10 +29,36 @@ def _cell_date(cell: str) -> date | None:
         return None
 
 
-def lookup_rows(rows: list[str], numbers: list[float], when: date | None = None) -> set[int]:
+class Measure(NamedTuple):
+    """A plain number of a question with the unit written after it ('70g/km' -> 70, 'g/km'),
+    '' when it has none."""
+
+    value: float
+    unit: str = ""
+
+
+# The units the manual keys its tables by, as a question or a key column's header writes them.
+_UNIT = re.compile(r"g\s?/\s?km|grams? per kilomet(?:re|er)|cc|cubic centimet(?:re|er)s?|km|kilomet(?:re|er)s?|miles?", re.I)
+_UNIT_NAMES = {"g": "g/km", "c": "cc", "k": "km", "m": "miles"}
+
+
+def _unit(text: str) -> str:
+    return _UNIT_NAMES[text[0].lower()] if text else ""
+
+
+def key_unit(header: str) -> str:
+    """The unit a table's key column names in its header ('CO2 emissions (g/km)', 'Engine
+    Size (cc)'), '' when it names none."""
+    m = re.search(rf"\(\s*({_UNIT.pattern})\s*\)", header.split("|")[0], re.I)
+    return _unit(m.group(1)) if m else ""
+
+
+def lookup_rows(rows: list[str], numbers: list[Measure], when: date | None = None) -> set[int]:
     """Rows of a table keyed by a number (or range) in the first cell that a number in the
     question falls in, or the last key at or below it (tables list bands in ascending order);
-    in a table of periods keyed by start dates, the period the question's date falls in."""
+    in a table of periods keyed by start dates, the period the question's date falls in. A
+    number whose unit differs from the one the key column names is no key to it: 70 g/km is not
+    looked up in the engine sizes' '0 to 1,400' (cc) row."""
     picked: set[int] = set()
     starts = [(_cell_date(row.split("|")[0]), i) for i, row in enumerate(rows) if i]
     if when is not None:
@@ -40,11 +67,14 @@ def lookup_rows(rows: list[str], numbers: list[float], when: date | None = None)
             picked.add(max(started)[1])
     if any(d is not None for d, _ in starts):
         return picked  # dates are not numeric bands
-    for value in numbers:
+    unit = key_unit(rows[0]) if rows else ""
+    for value, asked_unit in numbers:
+        if unit and asked_unit and asked_unit != unit:
+            continue
         best, best_key = None, None
         for i, row in enumerate(rows):
             first = row.split("|")[0].strip()
-            nums = [float(n) for n in _NUM.findall(first)] if first[:1].isdigit() else []
+            nums = [float(n) for n in _NUM.findall(first.replace(",", ""))] if first[:1].isdigit() else []
             if i == 0 or not nums:  # the header row, or a row not keyed by a number
                 continue
             low, high = nums[0], nums[-1]
@@ -89,10 +119,14 @@ def states_limit_near(asked: list[float], sentence: str) -> bool:
 _NOT_A_KEY = re.compile(r"\u00a3\s?[\d,.]+k?|\b(?:19|20)\d{2}\s?[-/\u2013]\s?\d{2,4}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\d[\d,]*,\d{3}")
 
 
-def lookup_numbers(question: str) -> list[float]:
+_NUM_UNIT = re.compile(rf"(\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
+
+
+def lookup_numbers(question: str) -> list[Measure]:
     """Plain numbers in a question that a table might be keyed by (not amounts, years or
-    dates, not tiny): '142g/km' -> 142."""
-    return [float(n) for n in _NUM.findall(_NOT_A_KEY.sub(" ", question)) if 10 <= float(n) < 1900]
+    dates, not tiny), with their units: '142g/km' -> 142 g/km."""
+    found = (Measure(float(m.group(1)), _unit(m.group(2) or "")) for m in _NUM_UNIT.finditer(_NOT_A_KEY.sub(" ", question)))
+    return [m for m in found if 10 <= m.value < 1900]
 
 
 def lookup_date(question: str) -> date | None:
@@ -123,6 +157,12 @@ def has_header(rows: list[str]) -> bool:
     return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
 
 
+def states_nothing(row: str) -> bool:
+    """A row of a table with columns whose cells beside its label are all blank: EIM24705's
+    "1-75 (unrounded) | | | |" gives no percentage (those cars' rates are on another page), so
+    it is no answer to a question the label matches."""
+    cells = row.split("|")
+    return len(cells) > 1 and not any(c.strip() for c in cells[1:])
 
 
 def render_row(header: str, row: str, short_cell_words: int) -> str:
@@ -162,7 +202,7 @@ def continue_row(rendered: str, row: str) -> str:
 _BAND = re.compile(r"\b(\d+(?:\.\d+)?)\s?[-\u2013]\s?(\d+(?:\.\d+)?)\b")
 
 
-def title_covers(title: str, numbers: list[float], when: date | None) -> bool:
+def title_covers(title: str, numbers: list[Measure], when: date | None) -> bool:
     """Whether a page title states the period or the band the asker's own date or figure falls
     in, and none that it falls outside: the manual titles pages by the years and bands they
     apply to ('Step 5, 2012/13 to 2014/15: cars with CO2 emissions between 1-75 g/km' for a
@@ -173,7 +213,7 @@ def title_covers(title: str, numbers: list[float], when: date | None) -> bool:
         checks.append(named[0] <= when <= named[-1])
     bands = [(float(a), float(b)) for a, b in _BAND.findall(_NOT_A_KEY.sub(" ", title))]
     if numbers and bands:
-        checks.append(any(low <= n <= high for n in numbers for low, high in bands))
+        checks.append(any(low <= n.value <= high for n in numbers for low, high in bands))
     return bool(checks) and all(checks)
 
 
@@ -189,7 +229,7 @@ def title_ended(title: str) -> bool:
     return bool(_ENDED.search(title))
 
 
-def table_lookup(chunk: Chunk, numbers: list[float], when: date | None = None) -> bool:
+def table_lookup(chunk: Chunk, numbers: list[Measure], when: date | None = None) -> bool:
     return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.providers.local.question import QuestionKind
-from services.providers.local.tables import TERMINAL, continue_row, has_header, is_figure, render_row, rows_of
+from services.providers.local.tables import TERMINAL, continue_row, has_header, is_figure, render_row, rows_of, states_nothing
 from services.text.figures import checkable_facts
 from services.text.sentences import split_sentences
 
@@ -108,6 +108,8 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
                 label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
                 if i == 0 and header:
                     continue  # the header row is never quoted on its own
+                if header and states_nothing(r):
+                    continue  # a label whose columns are all blank ('1-75 (unrounded) | | |'): its rate is elsewhere
                 last = units[-1] if units else None
                 if first and last is not None and last.paragraph.id == paragraph.id and last.row and last.cells.split("|")[0].strip() == first:
                     last.parts[0] = (paragraph, continue_row(last.parts[0][1], r))

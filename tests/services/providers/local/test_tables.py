@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 from services.providers.local.tables import (
-    has_header, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, states_limit_near, title_covers, title_ended,
+    Measure, has_header, key_unit, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, rows_of, states_limit_near,
+    title_covers, title_ended,
 )
 from services.stages.verification import check_claim
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Paragraph
+from tests.ingest_worker.test_parser import chunks_of
 from tests.services.providers.local.paragraphs import units_of
 
 SHORT_CELL_WORDS = LocalStitchingSettings().short_cell_words
@@ -25,9 +28,9 @@ CO2_TABLE = [
 
 
 def test_lookup_picks_the_band_a_number_falls_in_or_the_last_key_below_it() -> None:
-    assert lookup_rows(CO2_TABLE, [142.0]) == {3}  # 142 g/km is charged as 140
-    assert lookup_rows(CO2_TABLE, [122.0]) == {5}  # inside the 121-124 range
-    assert lookup_rows(CO2_TABLE, [100.0]) == set()  # below every band: no guess
+    assert lookup_rows(CO2_TABLE, [Measure(142.0)]) == {3}  # 142 g/km is charged as 140
+    assert lookup_rows(CO2_TABLE, [Measure(122.0)]) == {5}  # inside the 121-124 range
+    assert lookup_rows(CO2_TABLE, [Measure(100.0)]) == set()  # below every band: no guess
     assert lookup_rows(CO2_TABLE, []) == set()
 
 
@@ -35,10 +38,10 @@ def test_period_tables_are_looked_up_by_the_questions_tax_year_and_amounts_are_n
     rates = ["Period from | Period to | Official rate", "6.1.2002 | 5.4.2007 | 5.00%", "6.4.2010 | 5.4.2014 | 4.00%", "6.4.2014 | | 3.25%"]
     assert lookup_rows(rates, [], date(2014, 4, 6)) == {3}
     assert lookup_rows(rates, [], date(2012, 4, 6)) == {2}
-    assert lookup_rows(rates, [20.0, 15.0]) == set()  # dates are not numeric bands
+    assert lookup_rows(rates, [Measure(20.0), Measure(15.0)]) == set()  # dates are not numeric bands
     assert lookup_date("What rate does HMRC use for 2014-15?") == date(2014, 4, 6)
     assert lookup_date("What rate applies?") is None
-    assert lookup_numbers("A loan of \u00a320,000 in 2014-15 for a car emitting 142g/km") == [142.0]
+    assert lookup_numbers("A loan of \u00a320,000 in 2014-15 for a car emitting 142g/km") == [Measure(142.0, "g/km")]
 
 
 def test_a_row_is_named_by_the_question_when_its_label_is_made_of_the_questions_terms() -> None:
@@ -113,3 +116,18 @@ def test_a_sentence_setting_a_limit_of_the_order_of_the_askers_amount_is_what_it
     assert not states_limit_near(loan, "The employer lent \u00a35,000 to the employee in June.")
     assert not states_limit_near(loan, "A loan of \u00a33,600 that does not exceed the limit.")
     assert not states_limit_near([], "does not exceed \u00a35,000")
+
+
+def test_a_number_looks_up_only_a_table_keyed_in_its_own_unit(corpus_dir: Path) -> None:
+    # the real tables: EIM24950 keys its rows by engine size in cc, EIM24700 by CO2 in g/km
+    def table_rows(section: str) -> list[str]:
+        table = next(p for c in chunks_of(corpus_dir, section).chunks for p in c.paragraphs if p.kind == "table")
+        return rows_of(table)
+
+    engines, co2 = table_rows("EIM24950"), table_rows("EIM24700")
+    assert key_unit(engines[0]) == "cc" and key_unit(co2[0]) == "g/km"
+    assert lookup_numbers("a car emitting 142 g/km with a 1200cc engine") == [Measure(142.0, "g/km"), Measure(1200.0, "cc")]
+    assert lookup_rows(engines, lookup_numbers("My car emits 70g/km")) == set()  # 70 g/km is no engine size
+    assert engines[min(lookup_rows(engines, lookup_numbers("My car has a 1200cc engine")))].startswith("0 to 1,400")
+    assert engines[min(lookup_rows(engines, lookup_numbers("an engine of 1500")))].startswith("1,401 to 2,000")  # no unit: any table; keys read with their commas
+    assert co2[min(lookup_rows(co2, lookup_numbers("My car emits 142g/km")))].startswith("140")

@@ -138,3 +138,12 @@ def test_different_labels_are_never_merged_and_a_lookup_finds_the_later_row_of_a
         (1, 2, "Up to 100: rate 1%; 2%."),
         (3, 3, "Over 100: rate 3%."),
     ]
+
+
+def test_a_row_whose_columns_are_all_blank_is_not_quoted(corpus_dir: Path) -> None:
+    # EIM24705's ready reckoner lists "1-75 (unrounded)" and "Zero" with blank columns: those
+    # cars' percentages are on EIM24610 and EIM24815; the blank rows state nothing
+    table = next(c for c in chunks_of(corpus_dir, "EIM24705").chunks if c.has_table)
+    rows = [u.text for u in chunk_units(table, 0, TUNING) if u.row is not None]
+    assert not any(r.startswith(("1-75", "Zero")) for r in rows), rows
+    assert any(r.startswith("76-79:") and "10%" in r for r in rows), rows
