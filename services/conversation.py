@@ -328,11 +328,11 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
     if stage == "rollup" and context.excluded_sections and state.rollup is not None:
         state.rollup.pages = [p for p in state.rollup.pages if p.section_id not in context.excluded_sections]
     if stage == "stitching" and context.kind == "follow_up" and state.draft is not None:
-        
         said = {(c.text, tuple(c.citations)) for c in context.claims}
         # the years it names are read as periods (``answers_follow_up``), not as words: '11'
         # of '2010-11' would match any sentence with an 11 in it
-        new_terms = {t for t in set(query_terms(context.asked)) - set(query_terms(context.topic)) if not t.isdigit()}
+        subject = {t for t in query_terms(context.topic) if not t.isdigit()}
+        new_terms = {t for t in set(query_terms(context.asked)) - subject if not t.isdigit()}
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
         pool = [*context.carried_sections, *context.linked_sections]
@@ -359,12 +359,26 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
             added = [c for c in next(whole for r, whole in extra if r == top) if not any(c.text in d for d in drafted)]
             sentences = [*added, *sentences]
             ranks = [*([top] * len(added)), *ranks]
+        else:
+            added = []
+        # A follow-up naming a year asks the subject's question for that year: of the sentences
+        # whose period covers it, those stating the subject lead ('For 2010/11 and 2011/12, the
+        # appropriate percentage for a car ...' before another page's 'For years from 2006/07 to
+        # 2010/11, the reduction is 2%'). The joining paragraph keeps its order: its best count.
+        def states_subject(sentence: DraftSentence) -> int:
+            stated = terms_with_compounds(sentence.text)
+            return sum(1 for t in subject if any(same_word(t, s) for s in stated)) if years else 0
+
+        subject_counts = [states_subject(s) for s in sentences]
+        if added:
+            subject_counts[: len(added)] = [max(subject_counts[: len(added)])] * len(added)
         best = max(ranks, default=(0, 0.0))
         # a list intro (ending ':') leads only with its list behind it, so never on its own
-        # every sentence with the best score leads, the closest in meaning first
+        # every sentence with the best score leads: for a year, those stating the subject first;
+        # then the closest in meaning first
         leading = sorted(
             (i for i, r in enumerate(ranks) if best[0] and r[0] == best[0] and not sentences[i].text.rstrip().endswith(":")),
-            key=lambda i: -ranks[i][1],
+            key=lambda i: (-subject_counts[i], -ranks[i][1]),
         )
         lead = [sentences[i].model_copy(update={"role": "answer"}) for i in leading]
         rest = [s for i, s in enumerate(sentences) if i not in leading]

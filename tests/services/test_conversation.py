@@ -150,6 +150,24 @@ def test_a_named_year_outranks_the_words_that_frame_it():
     assert state.draft.sentences[0].text == covering.text and state.draft.sentences[0].role == "answer"
 
 
+def test_of_the_sentences_covering_a_named_year_the_one_stating_the_subject_leads():
+    # EIM24830's fuel reduction and EIM24605's percentage both state a period covering 2010/11;
+    # the follow-up asks the subject's question (the car's appropriate percentage) for that year
+    asked = "And what was it back in 2010-11?"
+    topic = "My company car is a petrol hybrid with CO2 emissions of 70g/km. What appropriate percentage is used for its benefit in 2013-14?"
+    context = ConversationContext(kind="follow_up", asked=asked, topic=topic)
+    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    other = _sentence("For years from 2006/07 to 2010/11, the reduction is 2%.", "EIM24830#c3.p2")
+    subject = DraftSentence(
+        text="For 2010/11 and 2011/12, the appropriate percentage for a car with a CO2 emissions figure between 1-75 g/km is 5%.",
+        citations=["EIM24605#c3.p1"], role="detail",
+    )
+    state.draft = Draft(sentences=[other, subject])
+    after_stage("stitching", state, Settings())
+    assert [s.text for s in state.draft.sentences] == [subject.text, other.text]
+    assert all(s.role == "answer" for s in state.draft.sentences)
+
+
 def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
     from services.conversation import in_earlier_period  # noqa: PLC0415
 
