@@ -152,10 +152,35 @@ def _block(kind: BlockKind, raw: str, hrefs: list[str]) -> Block | None:
     return Block(kind=kind, text=text, hrefs=hrefs + markdown_hrefs)
 
 
+# A cell's line that stops on a word needing more ("... taxable as", "See") is wrapped prose.
+_RUNS_ON = re.compile(r"\b(?:a|an|and|as|at|by|for|from|in|of|on|or|see|the|to|with)$", re.I)
+
+
+def _wraps_on(line: str, after: str) -> bool:
+    """Whether a cell's line break only wrapped its prose (the 2014 source wrapped long cells:
+    "The employer pays the" / "hospital."): the next line goes on in lower case, or the line
+    stops on a word that needs more; not after a line that ends its statement."""
+    return not re.search(r"[.;:!?]$", line) and (after[:1].islower() or bool(_RUNS_ON.search(line)))
+
+
 def _cell_text(cell: etree._Element) -> str:
-    """A cell on one line: its lines (and bullets) joined by "; ", or by a space after a colon."""
-    lines = [line.strip() for line in clean_text(_inline_text(cell))[0].replace(BULLET, "\n").split("\n") if line.strip()]
-    return "".join(line if not i else (" " if lines[i - 1].endswith(":") else "; ") + line for i, line in enumerate(lines))
+    """A cell on one line: its lines and bullets joined by "; " (each says something of its
+    own: "First 10,000" / "After that"), by a space after a colon or where the line only
+    wrapped the cell's prose (``_wraps_on``)."""
+    lines: list[tuple[str, bool]] = []  # (line, whether a bullet starts it)
+    for k, item in enumerate(clean_text(_inline_text(cell))[0].split(BULLET)):
+        starts = k > 0
+        for line in (x.strip() for x in item.split("\n")):
+            if line:
+                lines.append((line, starts))
+                starts = False
+    out = ""
+    for i, (line, bullet) in enumerate(lines):
+        if i:
+            before = lines[i - 1][0]
+            out += " " if before.endswith(":") or (not bullet and _wraps_on(before, line)) else "; "
+        out += line
+    return out
 
 
 def split_glued_row(cells: list[str]) -> list[list[str]]:

@@ -182,6 +182,19 @@ def test_glued_cells_without_a_partner_are_joined_by_semicolons(corpus_dir: Path
     assert "Basic allowance; Attendance allowance; Special responsibility allowance; Conference attendance allowance | These allowances" in table.text
 
 
+def test_a_cells_wrapped_prose_reads_as_one_line_and_its_separate_lines_stay_apart(corpus_dir: Path) -> None:
+    # EIM01550: the source wrapped each long cell over several lines ("The hospital etc bills" /
+    # "the employee for the treatment. The employer pays the" / "hospital.")
+    rows = next(b for b in blocks_of(corpus_dir, "EIM01550") if b.kind == "table").text.splitlines()
+    assert rows[1] == (
+        "The hospital etc bills the employee for the treatment. The employer pays the hospital. | The employer has discharged "
+        "the employee's debt, so the amount paid is taxable as earnings within Section 62 ITEPA 2003. See EIM00580. This "
+        "applies to all employees and office holders."
+    )
+    # a line that ends its statement, or a capitalised line after a full phrase, is a line of its own
+    assert "Car or van | After that | 25p" in next(b for b in blocks_of(corpus_dir, "EIM31240") if b.kind == "table" and "45p" in b.text).text
+
+
 @pytest.mark.parametrize(
     ("cells", "rows"),
     [

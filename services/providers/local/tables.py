@@ -184,7 +184,10 @@ def render_row(header: str, row: str, short_cell_words: int) -> str:
         said.append(f"{_lower_first(head)}{' ' if short else ': '}{_lower_first(cell) if short else cell}" if head else cell)
     if not said:
         return cells[0]
-    text = (f"{cells[0]}: " if cells[0] else "") + ("; " if any(":" in x for x in said) else ", ").join(said)
+    rest = ("; " if any(":" in x for x in said) else ", ").join(said)
+    if TERMINAL.search(cells[0]):  # a label that is a sentence of its own ("The employer pays the hospital."): the cells follow as the next
+        return f"{cells[0]} {rest[:1].upper()}{rest[1:]}" + ("" if TERMINAL.search(rest) else ".")
+    text = (f"{cells[0]}: " if cells[0] else "") + rest
     return text if TERMINAL.search(text) else text + "."
 
 

@@ -61,6 +61,9 @@ def test_a_row_renders_as_a_sentence_with_its_column_headers() -> None:
     assert render_row("Item | Guidance", "Death | EIM13600", SHORT_CELL_WORDS) == "Death: guidance EIM13600."
     assert render_row("", "Home improvements loan | \u00a32,100", SHORT_CELL_WORDS) == "Home improvements loan: \u00a32,100."  # no header
     assert render_row("Year | Amount | Legislation", "2013/14 | \u00a321,100", SHORT_CELL_WORDS) == "2013/14: \u00a321,100."  # ragged: cells alone
+    # a label that is a sentence of its own: the cells follow as the next sentence, not after a colon
+    circumstance = render_row("Circumstances | Tax treatment", "The employer pays the hospital. | The amount paid is taxable as earnings.", SHORT_CELL_WORDS)
+    assert circumstance == "The employer pays the hospital. Tax treatment: The amount paid is taxable as earnings."
 
 
 def test_worked_computations_have_no_header_row_and_continued_rows_keep_their_label() -> None:
