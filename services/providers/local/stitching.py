@@ -26,7 +26,7 @@ from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResu
 from shared.index import CorpusIndex
 from shared.meaning import closeness
 from services.providers.base import question_vector
-from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_kind, question_weights
+from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
 from services.providers.local.selection import chunk_similarity, page_title
 from services.providers.local.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
@@ -328,6 +328,33 @@ def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSent
     return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run})]
 
 
+def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[int, Unit]) -> list[DraftSentence]:
+    """A question asking for a figure is answered by one first: when the first claim states
+    none ("many employers pay a round sum mileage allowance, expressed as x pence per mile"),
+    the best-scoring claim of the answer part that states one leads, if it reads on its own (a table
+    row, or a rule's sentence: not a list item, a list intro, a sentence leaning on the one
+    before it, nor a worked example or a signpost)."""
+    if kind != "figure" or not claims or gives(kind, claims[0].text, checkable_facts(claims[0].text)):
+        return claims
+
+    def units_of(claim: DraftSentence) -> list[Unit]:
+        return [u for u in chosen.values() if any(p.id in claim.citations and part in claim.text for p, part in u.parts)]
+
+    def reads_alone(claim: DraftSentence) -> bool:
+        units = units_of(claim)
+        if not units or any(u.example or u.factor < 1.0 for u in units):
+            return False
+        unit = units[0]
+        text = claim.text.rstrip()
+        return unit.row is not None or (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
+
+    giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and reads_alone(c)]
+    if not giving:
+        return claims
+    k = max(giving, key=lambda i: (max(u.score for u in units_of(claims[i])), -i))  # the one scoring best for the question
+    return [claims[k], *claims[:k], *claims[k + 1:]]
+
+
 def stitch(query: Query, selection: SelectionResult, settings: Settings, carried_vector: list[float]) -> Draft:
     """The answer part: the best-scoring unit first (scored for the kind of thing the question
     asks), then what else scores near it, in the manual's order, within tuning.answer_claims claims and
@@ -433,7 +460,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         j for j in lead
         if j >= lead_index or j in (intro, notice) or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id
     )
-    answer = without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words)
+    answer = figure_first(question_kind(query.question), without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words), {**lead_part, **rest})
 
     # The detail: the next units above its own floor with their context, the reply within
     # tuning.reply_words. It is collapsed until opened, so it may reach further down than the answer.

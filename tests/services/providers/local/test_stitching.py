@@ -8,7 +8,8 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, lead_first, list_intro, repeats, rerank_by_meaning, score_units, stitch,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, lead_first, list_intro, repeats, rerank_by_meaning, score_units,
+    stitch,
     table_full, without_lone_intros,
 )
 from services.providers.local.units import list_items
@@ -352,3 +353,26 @@ def test_a_worked_examples_closeness_in_meaning_counts_as_little_as_its_words(sl
     query = Query(id="q", question="How much per mile can my employer pay tax free?", manual=DEFAULT_MANUAL)
     rerank_by_meaning(query, [rule, example], slice_settings, question)
     assert rule.score > 0 and example.score == pytest.approx(TUNING.example_factor * rule.score, rel=1e-3)
+
+
+def test_a_figure_question_is_answered_by_a_figure_first_that_reads_on_its_own() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="Many employers pay a round sum mileage allowance, expressed as x pence per mile."),
+        Paragraph(id="EIM1#c0.p1", text="For example, an employer pays 60p a mile to an employee."),
+        Paragraph(id="EIM1#c0.p2", text="The payments are exempt if they do not exceed:"),
+        Paragraph(id="EIM1#c0.p3", kind="li", text="45p a mile for the first 10,000 business miles"),
+        Paragraph(id="EIM1#c1.p0", kind="table", text="Kind of vehicle | Business miles | 2011-12 onwards\nMotor cycle | All | 24p\nCar or van | First 10,000 | 45p"),
+    )
+    for unit, score in zip(units, (1.0, 0.9, 0.8, 0.7, 0.5, 0.6), strict=True):
+        unit.score = score
+    units[1].example = True  # what stitching marks a worked example
+    chosen = dict(enumerate(units))
+    claims = claims_of(chosen)
+    led = figure_first("figure", claims, chosen)
+    # the best row reads on its own; the example, the list item and its intro do not
+    assert led[0].text.startswith("Car or van:") and "45p" in led[0].text
+    assert sorted(c.text for c in led) == sorted(c.text for c in claims)  # moved, nothing lost
+    assert figure_first("yes_no", claims, chosen) == claims  # only a figure question
+    assert figure_first("figure", led, chosen) == led  # a first claim with a figure stays
+    no_row = {i: u for i, u in chosen.items() if u.row is None}
+    assert figure_first("figure", claims_of(no_row), no_row) == claims_of(no_row)  # nothing that reads alone: the order stays
