@@ -116,16 +116,20 @@ def states_limit_near(asked: list[float], sentence: str) -> bool:
 
 
 # Amounts, tax years and dates in a question are not the plain numbers a table is keyed by.
-_NOT_A_KEY = re.compile(r"\u00a3\s?[\d,.]+k?|\b(?:19|20)\d{2}\s?[-/\u2013]\s?\d{2,4}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\d[\d,]*,\d{3}")
+# (a number with thousands commas is an amount, unless a unit follows it: '1,800cc' is a key)
+_NOT_A_KEY = re.compile(
+    rf"\u00a3\s?[\d,.]+k?|\b(?:19|20)\d{{2}}\s?[-/\u2013]\s?\d{{2,4}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b|\d[\d,]*,\d{{3}}(?!\s?(?:{_UNIT.pattern})\b)",
+    re.I,
+)
 
 
-_NUM_UNIT = re.compile(rf"(\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
+_NUM_UNIT = re.compile(rf"(\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
 
 
 def lookup_numbers(question: str) -> list[Measure]:
     """Plain numbers in a question that a table might be keyed by (not amounts, years or
     dates, not tiny), with their units: '142g/km' -> 142 g/km."""
-    found = (Measure(float(m.group(1)), _unit(m.group(2) or "")) for m in _NUM_UNIT.finditer(_NOT_A_KEY.sub(" ", question)))
+    found = (Measure(float(m.group(1).replace(",", "")), _unit(m.group(2) or "")) for m in _NUM_UNIT.finditer(_NOT_A_KEY.sub(" ", question)))
     return [m for m in found if 10 <= m.value < 1900]
 
 
@@ -155,6 +159,23 @@ def has_header(rows: list[str]) -> bool:
     """Whether a table's first row names its columns: not when one of its cells is an amount
     ("cost of whole premises | 300,000"), as in the manual's worked computations."""
     return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
+
+
+def header_rows(rows: list[str]) -> tuple[str, int]:
+    """A table's header as one row, and how many rows it takes: a second row with no label
+    and no figures names the columns under the first one's spans (EIM06240's "Maximum rate
+    (\u00a3)" over "Yearly | Monthly | Weekly"), so each column is headed by both, a span's
+    blank cells taking the name written before them."""
+    if not has_header(rows):
+        return "", 0
+    top, sub = rows[0].split("|"), rows[1].split("|") if len(rows) > 2 else []
+    if not top[0].strip() or len(sub) != len(top) or sub[0].strip() or not any(c.strip() for c in sub[1:]) or any(_DATA_CELL.search(c.strip()) for c in sub[1:]):
+        return rows[0], 1
+    heads, span = [top[0].strip()], ""
+    for upper, lower in zip(top[1:], sub[1:], strict=True):
+        span = upper.strip() or span
+        heads.append(" ".join(x for x in (span, _lower_first(lower.strip())) if x))
+    return " | ".join(heads), 2
 
 
 def states_nothing(row: str) -> bool:

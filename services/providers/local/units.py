@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.providers.local.question import QuestionKind
-from services.providers.local.tables import TERMINAL, continue_row, has_header, is_figure, render_row, rows_of, states_nothing
+from services.providers.local.tables import TERMINAL, continue_row, header_rows, is_figure, render_row, rows_of, states_nothing
 from services.text.figures import checkable_facts
 from services.text.sentences import split_sentences
 
@@ -101,13 +101,13 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
             continue
         if paragraph.kind == "table":
             rows = rows_of(paragraph)
-            header = rows[0] if has_header(rows) else ""
+            header, header_count = header_rows(rows)
             label = ""
             for i, r in enumerate(rows):
+                if i < header_count:
+                    continue  # the header rows are never quoted on their own
                 first = r.split("|")[0].strip()
                 label = first or (label if header else "")  # a row that goes on the one above ("| 25p after that") keeps its label
-                if i == 0 and header:
-                    continue  # the header row is never quoted on its own
                 if header and states_nothing(r):
                     continue  # a label whose columns are all blank ('1-75 (unrounded) | | |'): its rate is elsewhere
                 last = units[-1] if units else None

@@ -6,7 +6,7 @@ from datetime import date
 from pathlib import Path
 
 from services.providers.local.tables import (
-    Measure, has_header, key_unit, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, rows_of, states_limit_near,
+    Measure, has_header, header_rows, key_unit, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, rows_of, states_limit_near,
     title_covers, title_ended,
 )
 from services.stages.verification import check_claim
@@ -133,4 +133,18 @@ def test_a_number_looks_up_only_a_table_keyed_in_its_own_unit(corpus_dir: Path) 
     assert lookup_rows(engines, lookup_numbers("My car emits 70g/km")) == set()  # 70 g/km is no engine size
     assert engines[min(lookup_rows(engines, lookup_numbers("My car has a 1200cc engine")))].startswith("0 to 1,400")
     assert engines[min(lookup_rows(engines, lookup_numbers("an engine of 1500")))].startswith("1,401 to 2,000")  # no unit: any table; keys read with their commas
+    assert engines[min(lookup_rows(engines, lookup_numbers("a 1,800cc engine")))].startswith("1,401 to 2,000")  # a unit makes '1,800' a key, not an amount
+    assert lookup_numbers("I earn 45,000 a year") == []  # thousands without a unit are an amount
     assert co2[min(lookup_rows(co2, lookup_numbers("My car emits 142g/km")))].startswith("140")
+
+
+def test_a_second_header_row_heads_the_columns_under_the_first_ones_spans(corpus_dir: Path) -> None:
+    # EIM71325 heads its fare table by period, then by allowance: a row reads with both
+    table = next(p for c in chunks_of(corpus_dir, "EIM71325").chunks for p in c.paragraphs if p.kind == "table" and "2 July 2012 -" in p.text.splitlines()[0])
+    header, count = header_rows(rows_of(table))
+    assert count == 2 and header.split(" | ")[1:3] == ["2 July 2012 - travelling allowance (taxed)", "2 July 2012 - fare allowance (not taxed)"]
+    rows = [u.text for u in units_of(table) if u.row is not None]
+    assert "30: 2 July 2012 - travelling allowance (taxed) \u00a32.62, 2 July 2012 - fare allowance (not taxed) \u00a37.35." in rows
+    assert not any(r.startswith("Distance (km)") for r in rows)  # the second header row is not quoted as a row
+    assert header_rows(["Kind of vehicle | Business miles | 2011-12 onwards", "Car or van | First 10,000 | 45p"]) == ("Kind of vehicle | Business miles | 2011-12 onwards", 1)
+    assert header_rows(["| (a) | (b)", "| Typewriter | Projector", "Cost | 1 | 2"])[1] == 1  # no label over the keys: not a header pair
