@@ -154,6 +154,22 @@ def searched_question(question: str, topic: str) -> str:
     return f"{question.strip()} {topic.strip()}".strip()
 
 
+_THAT_YEAR = re.compile(r"\b(?:that|the same)\s+(?:tax\s+)?year\b", re.I)
+
+
+def year_referred_to(asked: str, earlier: list[TurnResult]) -> str | None:
+    """The year a follow-up means by 'that year' / 'the same year' without naming one: the
+    latest year the person named in an earlier turn ('And what was it back in 2010-11?', then
+    'What if its emissions had been 110g/km that year?')."""
+    if years_named(asked) or not _THAT_YEAR.search(asked):
+        return None
+    for turn in reversed(earlier):
+        named = _YEAR.findall(turn.question)
+        if named:
+            return named[-1]
+    return None
+
+
 def read_turn(
     request: ConversationQuestion, earlier: list[TurnResult], settings: Settings
 ) -> tuple[str, ConversationContext]:
@@ -173,6 +189,9 @@ def read_turn(
     if not reasons:
         return asked, ConversationContext(kind="new_subject", asked=asked, reasons=["no link to the earlier turns"])
     topic = turns[0].follow_up.searched
+    year = year_referred_to(asked, earlier)
+    if year is not None:
+        asked = f"{asked} ({year})"  # read as naming it: the topic's own years give way
     claims = [
         {"text": s.text, "citations": s.citations, "turn": t.turn}
         for t in turns

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.conversation import after_stage, read_turn, searched_question
+from services.conversation import after_stage, read_turn, searched_question, year_referred_to
 from services.conversation_store import as_turn, follow_up_info, new_turn_state
 from services.dispatch import submit
 from services.results import MemoryStore, wait_result
@@ -47,6 +47,16 @@ def test_a_follow_up_naming_a_year_replaces_the_topics_years():
     topic = "What's the van benefit for 2014-15 and 2013/14?"
     assert searched_question("And for 2025-26?", topic) == "And for 2025-26? What's the van benefit for and ?"
     assert searched_question("And for an electric one?", topic) == f"And for an electric one? {topic}"
+
+
+def test_that_year_means_the_latest_year_the_person_named(earlier):
+    first = earlier[0]
+    named = first.model_copy(update={"question": "And what was it back in 2010-11?", "turn": 2})
+    assert year_referred_to("What if its emissions had been 110g/km that year?", [first, named]) == "2010-11"
+    assert year_referred_to("And in the same tax year?", [named, first]) == "2010-11"  # the latest turn naming one
+    assert year_referred_to("What if its emissions had been 110g/km that year?", [first]) is None  # none named: nothing to carry
+    assert year_referred_to("And for 2012-13 that year?", [first, named]) is None  # it names its own
+    assert year_referred_to("And this year?", [first, named]) is None  # this year is now, not an earlier one
 
 
 def _sentence(text: str, pid: str) -> DraftSentence:
