@@ -386,9 +386,9 @@ def after_stage(stage: str, state: PipelineState, settings: Settings) -> None:
         # 2010/11, the reduction is 2%'). The joining paragraph keeps its order: its best count.
         def states_subject(sentence: DraftSentence) -> int:
             stated = terms_with_compounds(sentence.text)
-            return sum(1 for t in subject if any(same_word(t, s) for s in stated)) if years else 0
+            return sum(1 for t in subject if any(same_word(t, s) for s in stated))
 
-        subject_counts = [states_subject(s) for s in sentences]
+        subject_counts = [states_subject(s) for s in sentences] if years else [0] * len(sentences)
         if added:
             subject_counts[: len(added)] = [max(subject_counts[: len(added)])] * len(added)
         best = max(ranks, default=(0, 0.0))

@@ -337,21 +337,20 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
     if kind != "figure" or not claims or gives(kind, claims[0].text, checkable_facts(claims[0].text)):
         return claims
 
-    def units_of(claim: DraftSentence) -> list[Unit]:
-        return [u for u in chosen.values() if any(p.id in claim.citations and part in claim.text for p, part in u.parts)]
+    # each claim's units: those quoted in it
+    units_of = [[u for u in chosen.values() if any(p.id in c.citations and part in c.text for p, part in u.parts)] for c in claims]
 
-    def reads_alone(claim: DraftSentence) -> bool:
-        units = units_of(claim)
+    def reads_alone(claim: DraftSentence, units: list[Unit]) -> bool:
         if not units or any(u.example or u.factor < 1.0 for u in units):
             return False
         unit = units[0]
         text = claim.text.rstrip()
         return unit.row is not None or (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
 
-    giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and reads_alone(c)]
+    giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and reads_alone(c, units_of[i])]
     if not giving:
         return claims
-    k = max(giving, key=lambda i: (max(u.score for u in units_of(claims[i])), -i))  # the one scoring best for the question
+    k = max(giving, key=lambda i: (max(u.score for u in units_of[i]), -i))  # the one scoring best for the question
     return [claims[k], *claims[:k], *claims[k + 1:]]
 
 
