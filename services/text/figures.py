@@ -23,6 +23,7 @@ _NUMBER_WORDS = {
 _FACT = re.compile(
     r"""
     (?P<section>\b(?:EIM|BIM|SAM|NIM|ERSM|PIM|CG|SP)\s?\d{3,6}[A-Z]?\b)
+  | (?P<act>\b(?P<actname>ITEPA|ICTA|TCGA|ITTOIA|ITA|CTA|TMA|SSCBA|FA|Act|Regulations|Order)\s?(?P<actyear>(?:19|20)\d{2})\b)
   | (?P<sref>\b(?:sections?|ss?\.?)\s?(?P<snum>\d{1,4}[A-Z]{0,2})\b(?:\s?\((?P<sub>\d{1,2}[a-z]?)\))?)
   | (?P<date>\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)\s+(?P<year>\d{4})\b)
   | (?P<ddate>\b(?P<dd>\d{1,2})[./](?P<mm>\d{1,2})[./](?P<yy>\d{2,4})\b)
@@ -63,7 +64,7 @@ def checkable_facts(text: str) -> frozenset[str]:
     '£5,000' and '5,000' -> '5000'; '£30k' -> '30000'; '45p' -> '45p'; '21%' and
     '21 per cent' -> '21%'; '6 April 2011' and '6.4.2011' -> '2011-04-06';
     '2014/15' and '2014-15' -> '2014-15'; 'EIM31240' -> 'EIM31240'; 's401' and
-    'Section 401' -> 's401'. A claim is grounded iff its facts are a subset of its source's.
+    'Section 401' -> 's401'; 'ITEPA 2003' -> 'ITEPA 2003' (a statute, not the number 2003). A claim is grounded iff its facts are a subset of its source's.
     """
     facts: set[str] = set()
     text = text.replace("\u00a0", " ").replace("&#xA3;", "\u00a3")
@@ -73,6 +74,8 @@ def checkable_facts(text: str) -> frozenset[str]:
         g = m.groupdict()
         if g["section"]:
             facts.add(re.sub(r"\s", "", g["section"]).upper())
+        elif g["act"]:
+            facts.add(f"{g['actname'].upper()} {g['actyear']}")  # a statute's year names the statute, it is no figure
         elif g["sref"]:
             facts.add("s" + g["snum"].upper())
         elif g["date"]:

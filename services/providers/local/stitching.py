@@ -31,7 +31,7 @@ from services.providers.local.selection import chunk_similarity, page_title
 from services.providers.local.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
-    is_illustration, is_signpost, list_items, scored_text, states_rule, withdraws, years_only,
+    introduces_list, is_illustration, is_signpost, list_items, scored_text, states_rule, withdraws, years_only,
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
@@ -120,7 +120,7 @@ def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
     for j in range(i - 1, -1, -1):
         if units[j].page_rank != units[i].page_rank or units[j].row is not None:
             return None
-        if units[j].text.rstrip().endswith(":"):
+        if introduces_list(units[j]):
             return j if i in list_items(units, j, list_limit) else None
         if not (units[j].paragraph.kind == "li" or units[j].text[:1].islower() or units[j].paragraph.id == units[j + 1].paragraph.id):
             return None

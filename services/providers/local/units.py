@@ -137,12 +137,25 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
     return units
 
 
+def introduces_list(unit: Unit) -> bool:
+    """Whether a unit introduces a list: with a colon, or, where the 2014 scrape lost the
+    colon, as a sentence left unfinished that runs on into its first item ("The maximum
+    amounts ... an employer may pay tax free are" + "£5 per night for overnight stays in the
+    UK"; 451 such lead-ins on EIM pages), which chunk_units joined into this unit."""
+    if unit.row is not None:
+        return False
+    if unit.text.rstrip().endswith(":"):
+        return True
+    (lead_in, text), first_item = unit.parts[0], unit.parts[1][0] if len(unit.parts) > 1 else None
+    return first_item is not None and lead_in.kind != "li" and first_item.kind == "li" and not TERMINAL.search(text.rstrip())
+
+
 def list_items(units: list[Unit], i: int, limit: int) -> list[int]:
-    """The units of the list a sentence introduces with a colon: up to ``limit`` items after
-    it, each whole (an item's later sentences, "This is taxable under Section 225", are part of
-    it), and what continues them in lower case ("and not more than 25 per cent ...")."""
+    """The units of the list a sentence introduces (``introduces_list``): up to ``limit`` items
+    after it, each whole (an item's later sentences, "This is taxable under Section 225", are
+    part of it), and what continues them in lower case ("and not more than 25 per cent ...")."""
     unit = units[i]
-    if unit.row is not None or not unit.text.rstrip().endswith(":"):
+    if not introduces_list(unit):
         return []
     out: list[int] = []
     items = 0

@@ -31,7 +31,9 @@ SMP = Paragraph(id="EIM76360#c0.p0", text="SMP is taxable as employment income u
         ("more than five per cent of the share capital", {"5%"}),
         ("the official rate was 3.25% from 6.4.2014", {"3.25%", "2014-04-06"}),
         ("the \u00a330k tax-free treatment", {"30000"}),
-        ("see EIM13505 and Section 401 ITEPA 2003, s.62", {"EIM13505", "s401", "2003", "s62"}),
+        # a statute's year names the statute (a reference, not the number 2003 a figure question wants)
+        ("see EIM13505 and Section 401 ITEPA 2003, s.62", {"EIM13505", "s401", "ITEPA 2003", "s62"}),
+        ("repealed by Finance Act 2012 from 2013, under ICTA 1988", {"ACT 2012", "2013", "ICTA 1988"}),
     ],
 )
 def test_checkable_facts_normalise(text: str, facts: set[str]) -> None:
@@ -52,6 +54,13 @@ def test_verbatim_fragment_without_content_words_is_supported() -> None:
 
 def test_table_row_is_supported_by_its_table() -> None:
     assert check_claim("Car or van | First 10,000After that | 45p25p", [RATE])[0] == "supported"
+
+
+def test_a_statute_named_with_the_wrong_year_is_not_supported() -> None:
+    # SMP: "... under Section 660 ITEPA 2003." A rendering that names ITEPA 2004 cites a law the paragraph does not.
+    verdict, reason = check_claim("SMP is taxable as employment income under Section 660 ITEPA 2004.", [SMP])
+    assert verdict != "supported" and "ITEPA 2004" in reason
+    assert check_claim("SMP is taxable as employment income under Section 660 ITEPA 2003.", [SMP])[0] == "supported"
 
 
 def test_changed_amount_is_contradicted() -> None:

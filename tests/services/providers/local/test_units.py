@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.providers.local.stitching import claims_of
-from services.providers.local.units import chunk_units, gives, is_illustration, is_signpost, list_items, states_rule
+from services.providers.local.stitching import claims_of, list_intro
+from services.providers.local.units import chunk_units, gives, introduces_list, is_illustration, is_signpost, list_items, states_rule
 from services.text.figures import checkable_facts
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
@@ -147,3 +147,28 @@ def test_a_row_whose_columns_are_all_blank_is_not_quoted(corpus_dir: Path) -> No
     rows = [u.text for u in chunk_units(table, 0, TUNING) if u.row is not None]
     assert not any(r.startswith(("1-75", "Zero")) for r in rows), rows
     assert any(r.startswith("76-79:") and "10%" in r for r in rows), rows
+
+
+def test_a_lead_in_whose_colon_the_scrape_lost_introduces_its_list_on_the_real_page(corpus_dir: Path) -> None:
+    # EIM02730: "The maximum amounts ... an employer may pay tax free are" (no colon), then the
+    # items "£5 per night ... in the UK" and "£10 per night ... outside the UK."
+    chunk = next(c for c in chunks_of(corpus_dir, "EIM02730").chunks if "tax free are" in c.text)
+    units = chunk_units(chunk, 0, TUNING)
+    intro = next(i for i, u in enumerate(units) if u.text.startswith("The maximum amounts"))
+    outside = next(i for i, u in enumerate(units) if u.text.startswith("\u00a310 per night"))
+    assert introduces_list(units[intro]) and units[intro].text.endswith("in the UK")  # joined with its first item
+    assert list_items(units, intro, TUNING.list_items) == [outside]
+    assert list_intro(units, outside, TUNING.list_items) == intro  # the item is read after its lead-in
+    # a sentence that ends its statement before a list item does not introduce it
+    after = next(i for i, u in enumerate(units) if u.text.startswith("If a payment"))
+    assert not introduces_list(units[after]) and list_intro(units, after, TUNING.list_items) is None
+
+
+def test_a_finished_sentence_before_an_item_is_no_lead_in() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The rule applies to all employees."),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="\u00a35 per night in the UK"),
+        Paragraph(id="EIM1#c0.p2", text="The maximum amounts are"),
+        Paragraph(id="EIM1#c0.p3", kind="li", text="\u00a35 per night in the UK"),
+    )
+    assert [introduces_list(u) for u in units] == [False, False, True]
