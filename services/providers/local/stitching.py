@@ -172,10 +172,11 @@ def _wordset(text: str) -> frozenset[str]:
 
 
 def table_full(unit: Unit, chosen: list[Unit], tuning: LocalStitchingSettings) -> bool:
-    """Whether the answer already quotes tuning.table_rows rows of this row's table: its other rows are
-    detail (the answer says what the question asks, not the whole table), unless this row is
-    the one the asker's own figure looks up."""
-    return unit.row is not None and not unit.looked_up and sum(c.paragraph.id == unit.paragraph.id for c in chosen) >= tuning.table_rows
+    """Whether the answer already quotes tuning.table_rows rows of this row's page's tables: its
+    other rows are detail (the answer says what the question asks, not the whole table, nor the
+    same rates tabulated again for another run of years, EIM65970), unless this row is the one
+    the asker's own figure looks up."""
+    return unit.row is not None and not unit.looked_up and sum(c.row is not None and c.page_rank == unit.page_rank for c in chosen) >= tuning.table_rows
 
 
 def repeats(unit: Unit, chosen: list[Unit], tuning: LocalStitchingSettings) -> bool:

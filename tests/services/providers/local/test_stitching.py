@@ -266,6 +266,20 @@ def test_the_answer_quotes_a_few_rows_of_a_table_not_the_whole_table() -> None:
     assert not table_full(units[-1], units[:TUNING.table_rows], TUNING)  # a sentence is never held back by a table
 
 
+def test_the_cap_on_rows_counts_every_table_of_the_page() -> None:
+    # EIM65970 tabulates the mileage rates twice, to 2010-11 and from 2011-12: the answer part
+    # takes table_rows rows of that page, not table_rows of each table
+    def table(paragraph: str, years: str) -> Paragraph:
+        return Paragraph(id=f"EIM1#c0.{paragraph}", kind="table", text="\n".join(["Kind | Rate " + years, *(f"Kind {n} | {n}p" for n in range(1, 4))]))
+
+    units = units_of(table("p0", "to 2010-11"), table("p1", "from 2011-12"))
+    first, second = units[:3], units[3:]
+    assert not table_full(second[0], first[: TUNING.table_rows - 1], TUNING)
+    assert table_full(second[0], [*first, second[1]][: TUNING.table_rows], TUNING)
+    other_page = units_of(table("p0", "to 2010-11"), page_rank=1)
+    assert not table_full(other_page[0], [*first, *second][: TUNING.table_rows], TUNING)  # another page's table has its own rows
+
+
 def test_pages_holding_only_a_list_intro_give_an_empty_draft_not_an_error(slice_settings) -> None:  # noqa: ANN001
     """A page whose only sentence introduces a list it does not hold (a contents page's
     "The guidance covers:") has nothing quotable: the draft is empty, and stitching does not fail."""
