@@ -315,7 +315,8 @@ def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSent
     """The answer's claims: the lead first, after only what it needs before it (``start``:
     the intro of the list it is an item of, the sentence it leans on), with the units that
     follow it; then the other runs of adjacent units, those of the lead's page in the manual's
-    order (its conditions, then its exceptions), then the other pages' best first. A sentence
+    order (its conditions, then its exceptions), then the other pages', the page saying most
+    first, each page's in the manual's order. A sentence
     that only precedes the lead in its paragraph comes after it: the first claim answers."""
     first = [j for j in range(start, lead + 1) if j in chosen]
     j = lead + 1
@@ -325,7 +326,11 @@ def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSent
     runs = runs_of({j: u for j, u in chosen.items() if j not in first})
     page = chosen[lead].page_rank
     ours = [r for r in runs if chosen[r[0]].page_rank == page]
-    others = sorted((r for r in runs if chosen[r[0]].page_rank != page), key=lambda r: (-max(chosen[j].score for j in r), r[0]))
+    # the other pages best first, each page's runs in the manual's order (a list's lead-in before its items)
+    page_best = {chosen[r[0]].page_rank: 0.0 for r in runs}
+    for r in runs:
+        page_best[chosen[r[0]].page_rank] = max(page_best[chosen[r[0]].page_rank], *(chosen[j].score for j in r))
+    others = sorted((r for r in runs if chosen[r[0]].page_rank != page), key=lambda r: (-page_best[chosen[r[0]].page_rank], chosen[r[0]].page_rank, r[0]))
     return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run})]
 
 

@@ -153,6 +153,22 @@ def test_the_lead_comes_before_what_only_precedes_it_and_other_pages_come_best_f
     assert [c.citations[0] for c in lead_first(1, 0, chosen)][:2] == ["EIM1#c0.p0", "EIM1#c0.p1"]  # a sentence the lead leans on stays before it
 
 
+def test_another_pages_sentences_keep_the_manuals_order_when_not_adjacent() -> None:
+    # EIM13900 quoted after the lead's page: "You make enquiries and find that the elements of
+    # the payment were:" (p1) and its fourth item (p5) are two runs; the item scores higher but
+    # is read after its lead-in
+    lead = units_of(Paragraph(id="EIM1#c0.p0", text="The rule that answers the question."))
+    other = units_of(
+        Paragraph(id="EIM2#c0.p0", text="The elements of the payment were:"),
+        *[Paragraph(id=f"EIM2#c0.p{n}", kind="li", text=f"an item number {n}.") for n in range(1, 5)],
+        page_rank=1,
+    )
+    chosen = {0: lead[0], 1: other[0], 5: other[4]}
+    for unit, score in zip(chosen.values(), [1.0, 0.5, 0.9]):
+        unit.score = score
+    assert [c.citations[0] for c in lead_first(0, 0, chosen)] == ["EIM1#c0.p0", "EIM2#c0.p0", "EIM2#c0.p4"]
+
+
 def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_ends_on_a_colon(slice_settings) -> None:  # noqa: ANN001
     for question in (
         "How much can my employer pay me per mile for using my own car without tax?",
