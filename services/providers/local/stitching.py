@@ -28,7 +28,7 @@ from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
 from services.providers.local.selection import chunk_similarity, page_title
-from services.providers.local.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
+from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
     introduces_list, is_illustration, is_signpost, list_items, scored_text, states_rule, withdraws, years_only,
@@ -125,6 +125,29 @@ def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
         if not (units[j].paragraph.kind == "li" or units[j].text[:1].islower() or units[j].paragraph.id == units[j + 1].paragraph.id):
             return None
     return None
+
+
+def goes_on_from(units: list[Unit], i: int) -> int | None:
+    """The line a unit goes on from when its paragraph left that line unfinished ("work for an
+    employer but cannot get" / "Statutory Sick Pay, or"; the scrape split it where no join
+    could be told from a new statement), or None."""
+    unit, before = units[i], units[i - 1] if i > 0 else None
+    if unit.row is not None or before is None or before.row is not None or before.heading:
+        return None
+    same_chunk = before.page_rank == unit.page_rank and before.order[0] == unit.order[0]
+    return i - 1 if same_chunk and not TERMINAL.search(before.text.rstrip()) else None
+
+
+def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
+    """Whether a unit can open an answer: a table row, or a sentence that neither leans on the
+    one before it ("This is ...") nor goes on from an unfinished line, unless that line is the
+    lead-in of the list it is an item of (quoted before it)."""
+    unit = units[i]
+    if unit.row is not None:
+        return True
+    if DEPENDENT.search(unit.text):
+        return False
+    return goes_on_from(units, i) is None or list_intro(units, i, list_limit) is not None
 
 
 def ended_notice(units: list[Unit], i: int) -> int | None:
@@ -388,7 +411,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     ranked_answer = [u for u in ranked_answer if len(u.text.split()) <= tuning.answer_words_cap] or ranked_answer
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
     # unless that one scores well below the best.
-    standalone = next((u for u in ranked_answer if u.row is not None or not DEPENDENT.search(u.text)), ranked_answer[0])
+    standalone = next((u for u in ranked_answer if reads_alone(units, position[id(u)], tuning.list_items)), ranked_answer[0])
     if standalone.score >= tuning.lead_standalone * ranked_answer[0].score:
         ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
 

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, lead_first, list_intro, repeats, rerank_by_meaning, score_units,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, lead_first, list_intro, reads_alone, repeats, rerank_by_meaning, score_units,
     stitch,
     table_full, without_lone_intros,
 )
-from services.providers.local.units import list_items
+from services.providers.local.units import chunk_units, list_items
 from shared.config import DEFAULT_MANUAL, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Chunk, Paragraph, section_of
 from shared.contracts.pipeline import DraftSentence, PageBundle, Query, SelectionResult
 from shared.embeddings import base_embedder
+from tests.ingest_worker.test_parser import chunks_of
 from tests.services.providers.local.paragraphs import units_of
 
 TUNING = LocalStitchingSettings()  # the defaults the slice tests run with
@@ -406,3 +409,34 @@ def test_a_figure_question_is_answered_by_a_figure_first_that_reads_on_its_own()
     assert figure_first("figure", led, chosen) == led  # a first claim with a figure stays
     no_row = {i: u for i, u in chosen.items() if u.row is None}
     assert figure_first("figure", claims_of(no_row), no_row) == claims_of(no_row)  # nothing that reads alone: the order stays
+
+
+def test_a_line_going_on_from_an_unfinished_one_never_opens_the_answer(corpus_dir: Path) -> None:
+    # EIM76185: "... work for an employer but cannot get" / "Statutory Sick Pay, or" / "have been
+    # getting Statutory Sick Pay but it has now stopped": the scrape split the item where no join
+    # could be told; the second line led an answer to "Do I pay tax on ESA?"
+    page = chunks_of(corpus_dir, "EIM76185").chunks
+    units = [u for c in page for u in chunk_units(c, 0, TUNING)]
+    i = next(i for i, u in enumerate(units) if u.text.startswith("Statutory Sick Pay, or"))
+    assert not reads_alone(units, i, TUNING.list_items)
+    opening = next(i for i, u in enumerate(units) if u.text.startswith("Employment and Support Allowance (ESA) is"))
+    assert reads_alone(units, opening, TUNING.list_items)
+
+
+def test_a_list_item_after_its_lead_in_and_a_table_row_read_alone_a_this_sentence_does_not() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The maximum amounts are:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="\u00a35 per night in the UK"),
+        Paragraph(id="EIM1#c0.p2", text="This is the rule."),
+        Paragraph(id="EIM1#c0.p3", kind="table", text="Kind | Rate\nCar | 45p"),
+    )
+    assert [reads_alone(units, i, TUNING.list_items) for i in range(len(units))] == [True, True, False, True]
+    # an item after a lead-in without its colon goes on from an unfinished line, but that line is its list's lead-in
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The maximum amounts are"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="\u00a35 per night in the UK"),
+        Paragraph(id="EIM1#c0.p2", kind="li", text="\u00a310 per night outside the UK."),
+        Paragraph(id="EIM1#c0.p3", text="Spent on"),
+        Paragraph(id="EIM1#c0.p4", text="Newspapers, it is exempt."),
+    )
+    assert [reads_alone(units, i, TUNING.list_items) for i in range(len(units))] == [True, True, True, False]
