@@ -212,8 +212,13 @@ _FOLD = str.maketrans(
 )
 
 
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
 def normalise_text(text: str) -> str:
-    return " ".join(html.unescape(text).translate(_FOLD).casefold().split())
+    """Entities decoded, quotes and dashes folded, £ dropped, case and spaces folded, and a
+    number's thousands commas dropped ("£1,022" and "£1022" state one figure)."""
+    return " ".join(_THOUSANDS.sub("", html.unescape(text).translate(_FOLD)).casefold().split())
 
 
 _NO_LETTER_BEFORE = r"(?<![^\W\d_])"

@@ -185,6 +185,10 @@ def test_sections_in_order_from_chunk_and_paragraph_ids():
         ("10,000", "First 10,000After that", True),
         ("3%", "a 3% supplement", True),
         ("3%", "a 13% rate", False),
+        ("£1022", "The basic FRE ... is £1,022.", True),  # thousands commas or none: one figure
+        ("1,022", "a deduction of £1022 a year", True),
+        ("1,022", "a deduction of £11,022 a year", False),
+        ("1,02", "£1,022", False),  # a comma that is no thousands separator stays
     ],
 )
 def test_key_fact_found(fact, text, found):
