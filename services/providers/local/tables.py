@@ -157,8 +157,10 @@ _DATA_CELL = re.compile(r"^\(?[\u00a3$]?\s?[\d,.]+\s?(?:%|p)?\)?$|\u00a3\s?\d")
 
 def has_header(rows: list[str]) -> bool:
     """Whether a table's first row names its columns: not when one of its cells is an amount
-    ("cost of whole premises | 300,000"), as in the manual's worked computations."""
-    return len(rows) > 1 and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
+    ("cost of whole premises | 300,000"), as in the manual's worked computations, nor when the
+    table has one column (EIM50051 sets out the pilots' deductions as lines joined by "plus":
+    its first line, the £1022 FRE, is a statement like the others)."""
+    return len(rows) > 1 and any("|" in r for r in rows) and not any(_DATA_CELL.search(c.strip()) for c in rows[0].split("|")[1:])
 
 
 def header_rows(rows: list[str]) -> tuple[str, int]:

@@ -148,3 +148,13 @@ def test_a_second_header_row_heads_the_columns_under_the_first_ones_spans(corpus
     assert not any(r.startswith("Distance (km)") for r in rows)  # the second header row is not quoted as a row
     assert header_rows(["Kind of vehicle | Business miles | 2011-12 onwards", "Car or van | First 10,000 | 45p"]) == ("Kind of vehicle | Business miles | 2011-12 onwards", 1)
     assert header_rows(["| (a) | (b)", "| Typewriter | Projector", "Cost | 1 | 2"])[1] == 1  # no label over the keys: not a header pair
+
+
+def test_a_one_column_table_has_no_header_and_its_first_line_is_quoted(corpus_dir: Path) -> None:
+    # EIM50051 lists the pilots' deductions as one-column lines joined by "plus": the first, the
+    # £1022 flat rate deduction, is the answer to "is there a set yearly amount", not a header
+    table = next(p for c in chunks_of(corpus_dir, "EIM50051").chunks for p in c.paragraphs if p.kind == "table")
+    assert header_rows(rows_of(table)) == ("", 0)
+    rows = [u.text for u in units_of(table) if u.row is not None]
+    assert any(r.startswith("A FRE deduction of \u00a31022 per year") for r in rows), rows
+    assert header_rows(["Kind | Rate", "Car | 45p"])[1] == 1  # a table with columns keeps its header
