@@ -213,12 +213,16 @@ _FOLD = str.maketrans(
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_PENCE = re.compile(r"(?<=\d) ?pence\b", re.I)
+_PERCENT = re.compile(r"(?<=\d) ?(?:per ?cent|percent)\b", re.I)
 
 
 def normalise_text(text: str) -> str:
-    """Entities decoded, quotes and dashes folded, £ dropped, case and spaces folded, and a
-    number's thousands commas dropped ("£1,022" and "£1022" state one figure)."""
-    return " ".join(_THOUSANDS.sub("", html.unescape(text).translate(_FOLD)).casefold().split())
+    """Entities decoded, quotes and dashes folded, £ dropped, case and spaces folded, and one
+    figure written one way: a number's thousands commas dropped ("£1,022" is "£1022"), pence
+    and per cent as symbols ("15 pence" is "15p", "10 per cent" is "10%")."""
+    text = _THOUSANDS.sub("", html.unescape(text).translate(_FOLD))
+    return " ".join(_PERCENT.sub("%", _PENCE.sub("p", text)).casefold().split())
 
 
 _NO_LETTER_BEFORE = r"(?<![^\W\d_])"

@@ -189,6 +189,11 @@ def test_sections_in_order_from_chunk_and_paragraph_ids():
         ("1,022", "a deduction of £1022 a year", True),
         ("1,022", "a deduction of £11,022 a year", False),
         ("1,02", "£1,022", False),  # a comma that is no thousands separator stays
+        ("15p", "a 15 pence per working day exemption", True),  # pence and per cent in words or symbols
+        ("15 pence", "exceeding 15p per day", True),
+        ("10 per cent", "a 10% ceiling", True),
+        ("5%", "more than 25 per cent", False),
+        ("5p", "five pence", False),  # a number in words stays a word
     ],
 )
 def test_key_fact_found(fact, text, found):
