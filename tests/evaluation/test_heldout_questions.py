@@ -21,7 +21,7 @@ def _page_text(corpus_dir: Path, section: str) -> str:
 
 def test_heldout_questions_are_grounded_in_the_corpus(corpus_dir):
     questions = load_questions(HELDOUT)
-    assert 10 <= len(questions) <= 80  # hand-written and checked line by line: kept reviewable
+    assert 10 <= len(questions) <= 90  # hand-written and checked line by line: kept reviewable
     assert {q.expect for q in questions} == {"answer", "refuse"}
     for q in questions:
         for section in [*q.gold_sections, *q.also_ok]:

@@ -127,15 +127,14 @@ def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
     return None
 
 
-def goes_on_from(units: list[Unit], i: int) -> int | None:
-    """The line a unit goes on from when its paragraph left that line unfinished ("work for an
-    employer but cannot get" / "Statutory Sick Pay, or"; the scrape split it where no join
-    could be told from a new statement), or None."""
+def goes_on_unfinished(units: list[Unit], i: int) -> bool:
+    """Whether a unit goes on from a line its paragraph left unfinished ("work for an employer
+    but cannot get" / "Statutory Sick Pay, or": the scrape split it where no join could be told
+    from a new statement)."""
     unit, before = units[i], units[i - 1] if i > 0 else None
     if unit.row is not None or before is None or before.row is not None or before.heading:
-        return None
-    same_chunk = before.page_rank == unit.page_rank and before.order[0] == unit.order[0]
-    return i - 1 if same_chunk and not TERMINAL.search(before.text.rstrip()) else None
+        return False
+    return before.page_rank == unit.page_rank and before.order[0] == unit.order[0] and not TERMINAL.search(before.text.rstrip())
 
 
 def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
@@ -147,7 +146,7 @@ def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
         return True
     if DEPENDENT.search(unit.text):
         return False
-    return goes_on_from(units, i) is None or list_intro(units, i, list_limit) is not None
+    return not goes_on_unfinished(units, i) or list_intro(units, i, list_limit) is not None
 
 
 def ended_notice(units: list[Unit], i: int) -> int | None:
@@ -350,9 +349,7 @@ def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSent
     page = chosen[lead].page_rank
     ours = [r for r in runs if chosen[r[0]].page_rank == page]
     # the other pages best first, each page's runs in the manual's order (a list's lead-in before its items)
-    page_best = {chosen[r[0]].page_rank: 0.0 for r in runs}
-    for r in runs:
-        page_best[chosen[r[0]].page_rank] = max(page_best[chosen[r[0]].page_rank], *(chosen[j].score for j in r))
+    page_best = best_per_page(list(chosen.values()))
     others = sorted((r for r in runs if chosen[r[0]].page_rank != page), key=lambda r: (-page_best[chosen[r[0]].page_rank], chosen[r[0]].page_rank, r[0]))
     return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run})]
 
