@@ -31,7 +31,7 @@ from services.providers.local.selection import chunk_similarity, page_title
 from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
-    introduces_list, is_illustration, is_signpost, list_items, scored_text, states_rule, withdraws, years_only,
+    introduces_list, is_illustration, is_signpost, list_items, scored_text, states_amount, states_rule, withdraws, years_only,
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
@@ -360,8 +360,8 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
     the best-scoring claim of the answer part that states one leads, if it reads on its own (a table
     row, or a rule's sentence: not a list item, a list intro, a sentence leaning on the one
     before it, nor a worked example or a signpost)."""
-    if kind != "figure" or not claims or gives(kind, claims[0].text, checkable_facts(claims[0].text)):
-        return claims
+    if kind != "figure" or not claims or gives(kind, claims[0].text, checkable_facts(claims[0].text)) or withdraws(claims[0].text):
+        return claims  # (a notice that the rule has ended is read first, figure or none)
 
     # each claim's units: those quoted in it
     units_of = [[u for u in chosen.values() if any(p.id in c.citations and part in c.text for p, part in u.parts)] for c in claims]

@@ -217,10 +217,23 @@ def is_illustration(text: str) -> bool:
     return bool(_ILLUSTRATION.search(text))
 
 
+# An amount as the manual writes one: money, pence, a percentage, or a measure in its unit;
+# a bare count ("53 weekly pay days", "40 hours") is a number but no amount asked for.
+_AMOUNT = re.compile(
+    r"\u00a3\s?\d|\(\u00a3\)|\d\s?(?:%|p\b|pence\b|per ?cent\b)|\d[\d,.]*\s?(?:miles?|g/km|cc|km|kg|kilograms?|litres?)\b", re.I
+)
+
+
+def states_amount(text: str, facts: frozenset[str]) -> bool:
+    """Whether a sentence (or row) states an amount: a figure among its facts, written as money,
+    pence, a percentage or a measure."""
+    return any(is_figure(f) for f in facts) and bool(_AMOUNT.search(text))
+
+
 def gives(kind: QuestionKind, text: str, facts: frozenset[str]) -> bool:
     """Whether a sentence gives what a question of ``kind`` asks for."""
     if kind == "figure":
-        return any(is_figure(f) for f in facts)
+        return states_amount(text, facts)
     if kind == "date":
         return bool(_TIME_LIMIT.search(text)) or any(re.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?", f) for f in facts)
     if kind == "yes_no":

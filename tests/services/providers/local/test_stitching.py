@@ -409,6 +409,13 @@ def test_a_figure_question_is_answered_by_a_figure_first_that_reads_on_its_own()
     assert figure_first("figure", led, chosen) == led  # a first claim with a figure stays
     no_row = {i: u for i, u in chosen.items() if u.row is None}
     assert figure_first("figure", claims_of(no_row), no_row) == claims_of(no_row)  # nothing that reads alone: the order stays
+    # a page's notice that its rule has ended is read first, figure or none (EIM02650's repeal of the 15p exemption)
+    ended = units_of(
+        Paragraph(id="EIM2#c0.p0", text="Section 89 ITEPA 2003 was repealed by Finance Act 2012 with effect from the tax year 2013-14."),
+        Paragraph(id="EIM2#c0.p1", text="There is a 15p per working day exemption on some meal vouchers."),
+    )
+    chosen = dict(enumerate(ended))
+    assert figure_first("figure", claims_of(chosen), chosen) == claims_of(chosen)
 
 
 def test_a_line_going_on_from_an_unfinished_one_never_opens_the_answer(corpus_dir: Path) -> None:

@@ -96,6 +96,12 @@ def test_a_sentence_gives_what_its_kind_of_question_asks() -> None:
         return gives(kind, text, checkable_facts(text))
 
     assert check("figure", "The rate is 45p a mile.") and not check("figure", "See EIM31240 for the rates.")
+    # an amount is money, pence, a percentage or a measure; a count or a statute's year is none
+    assert check("figure", "The limit is \u00a38,500 a year.") and check("figure", "The supplement is 3 per cent.")
+    assert check("figure", "1997/98: limit (\u00a3) 7,000.") and check("figure", "A car emitting 120 g/km or less.")
+    assert not check("figure", "Some tax years have 53 weekly pay days, 27 fortnightly pay days or 14 four weekly pay days.")
+    assert not check("figure", "Employees are contracted to work for 40 hours per week.")
+    assert not check("figure", "Section 89 ITEPA 2003 was repealed by Schedule 39 para.50(1) of Finance Act 2012.")
     assert check("date", "The claim must be made within five years of the end of the tax year.")
     assert check("date", "From 6 April 2011 the exemption is restricted.") and not check("date", "The employer pays the cost.")
     assert check("yes_no", "The benefit is not taxable.") and check("yes_no", "There is no tax charge on a parking space.")
