@@ -28,7 +28,7 @@ from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
 from services.providers.local.selection import chunk_similarity, page_title
-from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
+from services.providers.local.tables import TERMINAL, amounts, has_header, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
     introduces_list, is_illustration, is_signpost, list_items, scored_text, states_amount, states_rule, withdraws, years_only,
@@ -99,19 +99,26 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                     unit.factor *= tuning.example_factor
                 unit.score = score * unit.factor
             if rate_question and rank < tuning.rate_table_pages:
-                # A rate question on a leading page with a rate table about the question's
-                # subject: the table's best row (the last, i.e. newest, when no row matches
-                # better) is part of the answer.
-                rows: dict[str, list[Unit]] = {}
-                for unit in units:
-                    if unit.row:
-                        rows.setdefault(unit.paragraph.id, []).append(unit)
-                for table_rows in rows.values():
-                    if coverage(weights, set(terms(table_rows[0].paragraph.text)) | context) >= tuning.rate_table_match:
-                        best = max(reversed(table_rows), key=lambda u: u.score)
-                        best.score += tuning.rate_row_bonus * best.factor
+                for best in rate_table_rows(units, weights, context, tuning.rate_table_match):
+                    best.score += tuning.rate_row_bonus * best.factor
             out += units
     return out
+
+
+def rate_table_rows(units: list[Unit], weights: dict[str, float], context: set[str], match: float) -> list[Unit]:
+    """For a rate question on a leading page: the best row of each rate table about the
+    question's subject (sharing ``match`` of its weight), the last, i.e. newest, when no row
+    scores better. A rate table names its columns; a worked computation ("Earnings | £22,000",
+    "State pension | £3,000") has no header and tabulates no rate."""
+    tables: dict[str, list[Unit]] = {}
+    for unit in units:
+        if unit.row:
+            tables.setdefault(unit.paragraph.id, []).append(unit)
+    return [
+        max(reversed(rows), key=lambda u: u.score)
+        for rows in tables.values()
+        if has_header(rows_of(rows[0].paragraph)) and coverage(weights, set(terms(rows[0].paragraph.text)) | context) >= match
+    ]
 
 
 def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:

@@ -10,7 +10,7 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, lead_first, list_intro, reads_alone, repeats, rerank_by_meaning, score_units,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, lead_first, list_intro, rate_table_rows, reads_alone, repeats, rerank_by_meaning, score_units,
     stitch,
     table_full, without_lone_intros,
 )
@@ -447,3 +447,16 @@ def test_a_list_item_after_its_lead_in_and_a_table_row_read_alone_a_this_sentenc
         Paragraph(id="EIM1#c0.p4", text="Newspapers, it is exempt."),
     )
     assert [reads_alone(units, i, TUNING.list_items) for i in range(len(units))] == [True, True, True, False]
+
+
+def test_a_rate_question_gets_the_best_row_of_a_rate_table_not_of_a_worked_computation() -> None:
+    # EIM74652 works the state pension lump sum's tax out in a table without a header
+    # ("Earnings | £22,000", "State pension | £3,000"): it tabulates no rate
+    rates = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="Date | Official rate\n6.4.2013 | 4%\n6.4.2014 | 3.25%"))
+    sums = units_of(Paragraph(id="EIM2#c0.p0", kind="table", text="Earnings | \u00a322,000 |\nState pension | \u00a33,000 |"))
+    weights = {"rate": 1.0, "pension": 1.0, "earn": 1.0, "offici": 1.0}
+    assert [u.text for u in rate_table_rows(rates, weights, set(), 0.15)] == [rates[-1].text]  # the newest when none scores better
+    rates[0].score = 1.0
+    assert rate_table_rows(rates, weights, set(), 0.15) == [rates[0]]
+    assert rate_table_rows(sums, weights, set(), 0.15) == []
+    assert rate_table_rows(rates, {"mileag": 1.0}, set(), 0.15) == []  # a table about something else
