@@ -150,7 +150,7 @@ def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
     lead-in of the list it is an item of (quoted before it)."""
     unit = units[i]
     if unit.row is not None:
-        return True
+        return has_header(rows_of(unit.paragraph))  # a line of a worked computation ("less: 75,000") is read with the rest
     if DEPENDENT.search(unit.text):
         return False
     return not goes_on_unfinished(units, i) or list_intro(units, i, list_limit) is not None
@@ -378,7 +378,7 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
             return False
         unit = units[0]
         text = claim.text.rstrip()
-        return unit.row is not None or (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
+        return has_header(rows_of(unit.paragraph)) if unit.row is not None else (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
 
     giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and reads_alone(c, units_of[i])]
     if not giving:

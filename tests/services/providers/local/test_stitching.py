@@ -409,6 +409,13 @@ def test_a_figure_question_is_answered_by_a_figure_first_that_reads_on_its_own()
     assert figure_first("figure", led, chosen) == led  # a first claim with a figure stays
     no_row = {i: u for i, u in chosen.items() if u.row is None}
     assert figure_first("figure", claims_of(no_row), no_row) == claims_of(no_row)  # nothing that reads alone: the order stays
+    # nor does a line of a worked computation lead (EIM74652: "State pension | £3,000" before the rate the question asks)
+    worked = units_of(
+        Paragraph(id="EIM3#c0.p0", text="The lump sum is taxed at the highest rate that applies to the individual's total income."),
+        Paragraph(id="EIM3#c1.p0", kind="table", text="Earnings | \u00a322,000 |\nState pension | \u00a33,000 |"),
+    )
+    chosen = dict(enumerate(worked))
+    assert figure_first("figure", claims_of(chosen), chosen) == claims_of(chosen)
     # a page's notice that its rule has ended is read first, figure or none (EIM02650's repeal of the 15p exemption)
     ended = units_of(
         Paragraph(id="EIM2#c0.p0", text="Section 89 ITEPA 2003 was repealed by Finance Act 2012 with effect from the tax year 2013-14."),
@@ -438,6 +445,9 @@ def test_a_list_item_after_its_lead_in_and_a_table_row_read_alone_a_this_sentenc
         Paragraph(id="EIM1#c0.p3", kind="table", text="Kind | Rate\nCar | 45p"),
     )
     assert [reads_alone(units, i, TUNING.list_items) for i in range(len(units))] == [True, True, False, True]
+    # a line of a worked computation (a table without a header) is read with the rest of it
+    computation = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="Earnings | \u00a322,000 |\nState pension | \u00a33,000 |"))
+    assert not any(reads_alone(computation, i, TUNING.list_items) for i in range(len(computation)))
     # an item after a lead-in without its colon goes on from an unfinished line, but that line is its list's lead-in
     units = units_of(
         Paragraph(id="EIM1#c0.p0", text="The maximum amounts are"),
