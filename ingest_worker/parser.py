@@ -46,6 +46,9 @@ MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s*")
 MARKDOWN_BULLET = re.compile(r"^\s*\*\s+|\s*\*[ \t\u00a0]{2,}|(?<=:)\s*\*\s")
 BULLET = "\u2022"  # where a markdown bullet stood, until split_bullets makes it a list item
 GLUED_REFERENCE = re.compile(r"(?<=[a-z])(?=(?:EIM|BIM|SAM)\d{4})")
+# The 2014 scrape ran "%f" through a printf: "100%first" became "100 0.000000irst", "7% from"
+# "7 0.000000rom" (EIM36640's title, EIM74607, EIM50700 ...).
+PRINTF_PERCENT = re.compile(r"(?<=\d) 0\.000000(?=[a-z])")
 SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # Where a table cell's lost line break glued two lines: a word run into a capitalised word
 # ("10,000After", "allowanceAttendance"; not "McQuade"), or a figure run into a figure
@@ -89,6 +92,7 @@ def clean_text(raw: str) -> tuple[str, list[str]]:
     text = MARKDOWN_LINK.sub(r"\1", raw)
     text = MARKDOWN_BOLD.sub("", text)
     text = GLUED_REFERENCE.sub(" ", text)
+    text = PRINTF_PERCENT.sub("% f", text)
     lines = [MARKDOWN_HEADING.sub("", line) for line in text.split("\n")]
     lines = [SPACES.sub(" ", MARKDOWN_BULLET.sub(f" {BULLET} ", line)).strip() for line in lines]
     return "\n".join(line for line in lines if line and line != BULLET), hrefs
@@ -106,7 +110,7 @@ def clean_title(raw: str) -> str:
     table cells (``ingest_worker.ingest`` titles such a page by its opening words)."""
     if _TABLE_CELLS.search(raw):
         return ""
-    return " ".join(html.unescape(_TAG.sub(" ", raw)).split())
+    return " ".join(PRINTF_PERCENT.sub("% f", html.unescape(_TAG.sub(" ", raw))).split())
 
 
 def opening_words(sections: list[Section], words: int) -> str:

@@ -278,3 +278,12 @@ def test_headings_heading_nothing_are_kept_in_order_and_sub_headings_still_nest(
     assert [b.text for b in sections[0].blocks] == ["A", "B EIM1", "c"]
     assert sections[0].blocks[1].hrefs == ["/eim1"]  # the heading's link goes with its line
     assert [b.text for b in sections[2].blocks] == ["E", "f"]
+
+
+def test_the_scrapes_printf_percent_is_repaired_in_titles_and_text(corpus_dir: Path) -> None:
+    # the 2014 scrape ran "%f" through a printf: EIM36640 is titled "Withdrawal of 100 0.000000irst
+    # year allowance ...", EIM74607 says "The reduction is 7 0.000000rom the basic amount"
+    assert clean_title(page(corpus_dir, "EIM36640")["title"]).startswith("Withdrawal of 100% first year allowance")
+    text = " ".join(b.text for b in blocks_of(corpus_dir, "EIM74607"))
+    assert "The reduction is 7% from the basic amount" in text and "0.000000" not in text
+    assert clean_text("a cost of 10 0.50 and 2 0.000000 pounds")[0] == "a cost of 10 0.50 and 2 0.000000 pounds"  # only before the word it ate
