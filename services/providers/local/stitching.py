@@ -373,14 +373,14 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
     # each claim's units: those quoted in it
     units_of = [[u for u in chosen.values() if any(p.id in c.citations and part in c.text for p, part in u.parts)] for c in claims]
 
-    def reads_alone(claim: DraftSentence, units: list[Unit]) -> bool:
+    def claim_reads_alone(claim: DraftSentence, units: list[Unit]) -> bool:
         if not units or any(u.example or u.factor < 1.0 for u in units):
             return False
         unit = units[0]
         text = claim.text.rstrip()
         return has_header(rows_of(unit.paragraph)) if unit.row is not None else (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
 
-    giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and reads_alone(c, units_of[i])]
+    giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and claim_reads_alone(c, units_of[i])]
     if not giving:
         return claims
     k = max(giving, key=lambda i: (max(u.score for u in units_of[i]), -i))  # the one scoring best for the question
