@@ -64,7 +64,8 @@ def checkable_facts(text: str) -> frozenset[str]:
     '£5,000' and '5,000' -> '5000'; '£30k' -> '30000'; '45p' -> '45p'; '21%' and
     '21 per cent' -> '21%'; '6 April 2011' and '6.4.2011' -> '2011-04-06';
     '2014/15' and '2014-15' -> '2014-15'; 'EIM31240' -> 'EIM31240'; 's401' and
-    'Section 401' -> 's401'; 'ITEPA 2003' -> 'ITEPA 2003' (a statute, not the number 2003). A claim is grounded iff its facts are a subset of its source's.
+    'Section 401' -> 's401'; 'ITEPA 2003' -> 'ITEPA 2003' (a statute, not the number 2003).
+    A claim is grounded iff its facts are a subset of its source's.
     """
     facts: set[str] = set()
     text = text.replace("\u00a0", " ").replace("&#xA3;", "\u00a3")

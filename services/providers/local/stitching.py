@@ -28,9 +28,9 @@ from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
 from services.providers.local.selection import chunk_similarity, page_title
-from services.providers.local.tables import TERMINAL, amounts, has_header, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
+from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
-    ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, gives,
+    ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, computation_line, gives,
     introduces_list, is_illustration, is_signpost, list_items, scored_text, states_amount, states_rule, withdraws, years_only,
 )
 from services.text.figures import checkable_facts
@@ -117,7 +117,7 @@ def rate_table_rows(units: list[Unit], weights: dict[str, float], context: set[s
     return [
         max(reversed(rows), key=lambda u: u.score)
         for rows in tables.values()
-        if has_header(rows_of(rows[0].paragraph)) and coverage(weights, set(terms(rows[0].paragraph.text)) | context) >= match
+        if not computation_line(rows[0]) and coverage(weights, set(terms(rows[0].paragraph.text)) | context) >= match
     ]
 
 
@@ -150,7 +150,7 @@ def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
     lead-in of the list it is an item of (quoted before it)."""
     unit = units[i]
     if unit.row is not None:
-        return has_header(rows_of(unit.paragraph))  # a line of a worked computation ("less: 75,000") is read with the rest
+        return not computation_line(unit)
     if DEPENDENT.search(unit.text):
         return False
     return not goes_on_unfinished(units, i) or list_intro(units, i, list_limit) is not None
@@ -378,7 +378,7 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
             return False
         unit = units[0]
         text = claim.text.rstrip()
-        return has_header(rows_of(unit.paragraph)) if unit.row is not None else (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
+        return not computation_line(unit) if unit.row is not None else (text[:1].isupper() and unit.paragraph.kind != "li" and not DEPENDENT.search(text) and not text.endswith(":"))
 
     giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and claim_reads_alone(c, units_of[i])]
     if not giving:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.providers.local.question import QuestionKind
-from services.providers.local.tables import TERMINAL, continue_row, header_rows, is_figure, render_row, rows_of, states_nothing
+from services.providers.local.tables import TERMINAL, continue_row, has_header, header_rows, is_figure, render_row, rows_of, states_nothing
 from services.text.figures import checkable_facts
 from services.text.sentences import split_sentences
 
@@ -135,6 +135,12 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
             else:
                 units.append(Unit([(paragraph, sentence)], page_rank, (chunk.position, p_index, u_index)))
     return units
+
+
+def computation_line(unit: Unit) -> bool:
+    """Whether a unit is a row of a table that names no columns: a line of a worked computation
+    ("Earnings | £22,000", "less: 75,000"), read with the rest of it and tabulating no rate."""
+    return unit.row is not None and not has_header(rows_of(unit.paragraph))
 
 
 def introduces_list(unit: Unit) -> bool:
