@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+import re
 
 import numpy as np
 
@@ -228,8 +229,9 @@ def _word_count(units: Iterable[Unit]) -> int:
     return sum(len(u.text.split()) for u in units)
 
 
-def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[DraftSentence]:
-    """Chosen units (by their place in page order: pages as selection ranked them) as claims,
+def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer", order: list[int] | None = None) -> list[DraftSentence]:
+    """Chosen units (by their place in page order: pages as selection ranked them, or in
+    ``order``) as claims,
     each citing exactly one paragraph: consecutive sentences of one paragraph make one claim;
     a sentence the scrape split over paragraphs gives one claim per paragraph (its pieces
     still join the sentences next to them in their own paragraphs); table rows and headings
@@ -237,7 +239,7 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer") -> list[Draft
     claims: list[DraftSentence] = []
     previous: int | None = None
     joinable = False  # whether the last claim may take the next piece
-    for i in sorted(chosen):
+    for i in order if order is not None else sorted(chosen):
         unit = chosen[i]
         for k, (paragraph, text) in enumerate(unit.parts):
             plain = unit.row is None and not unit.heading
@@ -358,7 +360,41 @@ def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSent
     # the other pages best first, each page's runs in the manual's order (a list's lead-in before its items)
     page_best = best_per_page(list(chosen.values()))
     others = sorted((r for r in runs if chosen[r[0]].page_rank != page), key=lambda r: (-page_best[chosen[r[0]].page_rank], chosen[r[0]].page_rank, r[0]))
-    return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run})]
+    return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run}, order=items_by_score(run, chosen))]
+
+
+_ENUMERATED = re.compile(r"^\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s")
+
+
+def items_by_score(run: list[int], chosen: dict[int, Unit]) -> list[int]:
+    """A run of adjacent units in the manual's order, but with the items of a list it quotes
+    after their lead-in best-scoring first: a list of conditions says the same in any order,
+    and the one the question turns on ("the total cost ... does not exceed £250", the fifth)
+    is read first. Each item keeps its later sentences; a lettered or numbered list keeps its
+    order (a computation's steps)."""
+    out: list[int] = []
+    k = 0
+    while k < len(run):
+        out.append(run[k])
+        if not introduces_list(chosen[run[k]]):
+            k += 1
+            continue
+        groups: list[list[int]] = []
+        k += 1
+        while k < len(run):
+            unit = chosen[run[k]]
+            if groups and unit.paragraph.id == chosen[groups[-1][-1]].last_paragraph.id:
+                groups[-1].append(run[k])  # the same item goes on
+            elif unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) and not introduces_list(unit):
+                groups.append([run[k]])
+            else:
+                break
+            k += 1
+        if any(_ENUMERATED.match(chosen[g[0]].text) for g in groups):
+            out += [j for g in groups for j in g]
+        else:
+            out += [j for g in sorted(groups, key=lambda g: -max(chosen[j].score for j in g)) for j in g]
+    return out
 
 
 def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[int, Unit]) -> list[DraftSentence]:

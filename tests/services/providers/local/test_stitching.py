@@ -10,7 +10,7 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, lead_first, list_intro, rate_table_rows, reads_alone, repeats, rerank_by_meaning, score_units,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, items_by_score, lead_first, list_intro, rate_table_rows, reads_alone, repeats, rerank_by_meaning, score_units,
     stitch,
     table_full, without_lone_intros,
 )
@@ -170,6 +170,47 @@ def test_another_pages_sentences_keep_the_manuals_order_when_not_adjacent() -> N
     for unit, score in zip(chosen.values(), [1.0, 0.5, 0.9]):
         unit.score = score
     assert [c.citations[0] for c in lead_first(0, 0, chosen)] == ["EIM1#c0.p0", "EIM2#c0.p0", "EIM2#c0.p4"]
+
+
+def test_a_lists_items_are_read_best_first_after_their_lead_in_on_a_real_page(corpus_dir: Path) -> None:
+    # EIM21715: "Small gifts ... are exempt from tax if the following conditions are met:" and
+    # five conditions; the one a question about a gift's cost turns on ("does not exceed £250",
+    # with its VAT sentence) is the fifth
+    page = chunks_of(corpus_dir, "EIM21715").chunks
+    units = [u for c in page for u in chunk_units(c, 0, TUNING)]
+    intro = next(i for i, u in enumerate(units) if u.text.endswith("conditions are met:"))
+    cost = next(i for i, u in enumerate(units) if "does not exceed" in u.text)
+    after = next(i for i, u in enumerate(units) if u.text.startswith("Where the cost of a gift"))
+    run = list(range(intro, after + 1))
+    chosen = {j: units[j] for j in run}
+    for j in run:
+        units[j].score = 0.5
+    units[cost].score, units[after].score = 0.9, 1.0
+    order = items_by_score(run, chosen)
+    # the lead-in first, the £250 item with its next sentence, the other items in order; the
+    # sentence after the list stays after it however well it scores
+    assert order == [intro, cost, cost + 1, *range(intro + 1, cost), after]
+    claims = claims_of(chosen, order=order)
+    assert claims[1].text.startswith("the total cost to the donor") and claims[1].citations == ["EIM21715#c0.p6"]
+    assert claims[-1].text.startswith("Where the cost of a gift")
+    assert [c.citations[0] for c in claims_of(chosen)] == sorted(c.citations[0] for c in claims_of(chosen))  # no order: the manual's
+
+
+def test_a_lettered_lists_items_keep_their_order() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The charge is worked out in three steps:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="(a) take the cash equivalent"),
+        Paragraph(id="EIM1#c0.p2", kind="li", text="(b) deduct what the employee made good"),
+        Paragraph(id="EIM1#c0.p3", kind="li", text="(c) apply the rate of tax."),
+    )
+    chosen = dict(enumerate(units))
+    for unit, score in zip(units, [0.5, 0.2, 0.3, 0.9]):
+        unit.score = score
+    assert items_by_score(list(chosen), chosen) == [0, 1, 2, 3]
+    plain = units_of(*(Paragraph(id=p.id, kind=p.kind, text=p.text.split(") ", 1)[-1]) for u in units for p, _ in u.parts))
+    for unit, score in zip(plain, [0.5, 0.2, 0.3, 0.9]):
+        unit.score = score
+    assert items_by_score([0, 1, 2, 3], dict(enumerate(plain))) == [0, 3, 2, 1]
 
 
 def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_ends_on_a_colon(slice_settings) -> None:  # noqa: ANN001
