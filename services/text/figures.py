@@ -23,7 +23,7 @@ _NUMBER_WORDS = {
 _FACT = re.compile(
     r"""
     (?P<section>\b(?:EIM|BIM|SAM|NIM|ERSM|PIM|CG|SP)\s?\d{3,6}[A-Z]?\b)
-  | (?P<act>\b(?P<actname>ITEPA|ICTA|TCGA|ITTOIA|ITA|CTA|TMA|SSCBA|FA|Act|Regulations|Order)\s?(?P<actyear>(?:19|20)\d{2})\b)
+  | (?P<act>\b(?P<actname>ITEPA|ICTA|TCGA|ITTOIA|ITA|CTA|TMA|SSCBA|FA|Act|Regulations|Order)[ \t]?(?P<actyear>(?:19|20)\d{2})\b(?!\s?[-/\u2013]\s?\d))
   | (?P<sref>\b(?:sections?|ss?\.?)\s?(?P<snum>\d{1,4}[A-Z]{0,2})\b(?:\s?\((?P<sub>\d{1,2}[a-z]?)\))?)
   | (?P<date>\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)\s+(?P<year>\d{4})\b)
   | (?P<ddate>\b(?P<dd>\d{1,2})[./](?P<mm>\d{1,2})[./](?P<yy>\d{2,4})\b)

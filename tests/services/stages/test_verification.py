@@ -7,9 +7,10 @@ import json
 
 import pytest
 
+from services.providers.local.units import chunk_units
 from services.text.figures import checkable_facts
 from services.stages.verification import check_claim, enforce, faithfulness, verify
-from shared.config import Settings
+from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import Sentence
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, SelectionResult
@@ -34,6 +35,9 @@ SMP = Paragraph(id="EIM76360#c0.p0", text="SMP is taxable as employment income u
         # a statute's year names the statute (a reference, not the number 2003 a figure question wants)
         ("see EIM13505 and Section 401 ITEPA 2003, s.62", {"EIM13505", "s401", "ITEPA 2003", "s62"}),
         ("repealed by Finance Act 2012 from 2013, under ICTA 1988", {"ACT 2012", "2013", "ICTA 1988"}),
+        # a statute named at the end of one table line does not take the next line's tax year
+        ("| Section 150(1) ITEPA\n2008/09 to 2009/10 | \u00a316,900", {"s150", "2008-09", "2009-10", "16900"}),
+        ("FA 2008/09", {"2008-09"}),
     ],
 )
 def test_checkable_facts_normalise(text: str, facts: set[str]) -> None:
@@ -197,6 +201,17 @@ def test_real_table_row_rendering_is_supported_by_its_table_glued_or_repaired(co
     assert verdict == "supported" and reason.startswith("rendered:"), reason
     verdict, reason = check_claim(ROW_RENDERED.replace("45p", "40p"), [scraped], ["From 2011-12"])
     assert verdict == "contradicted" and "45p" in reason
+
+
+def test_every_rendered_row_of_a_real_rate_table_is_supported_by_it(corpus_dir) -> None:
+    # EIM25580's car fuel benefit table: its first row ends "Section 150(1) ITEPA" and the
+    # next starts "2008/09 to 2009/10"; the rendered row for 2008/09 was once marked unsupported
+    from tests.ingest_worker.test_parser import chunks_of  # noqa: PLC0415  (parses a real page)
+
+    rows = [u for c in chunks_of(corpus_dir, "EIM25580").chunks for u in chunk_units(c, 0, LocalStitchingSettings()) if u.row]
+    assert len(rows) == 6 and rows[1].text.startswith("2008/09 to 2009/10")
+    for row in rows:
+        assert _check_real(corpus_dir, row.text, row.paragraph.id)[0] == "supported", row.text
 
 
 def test_real_rendering_with_a_changed_figure_is_contradicted(corpus_dir) -> None:
