@@ -54,5 +54,16 @@ def statements(paragraph: Paragraph, dated: bool = False) -> list[str]:
         if dated:
             return [f"{row} ({header})" for row in rows] if years_named(header) else rows
         if rows:
-            return [f"{header} {row}" for row in rows]
+            return [row_statement(header, row) for row in rows]
     return split_sentences(paragraph.text)
+
+
+def row_statement(header: str, row: str) -> str:
+    """A table row as it reads: its label, then each cell it fills after that cell's column
+    header ("Suitcase | | 4" under "Item | Eligible for relief | Not accepted as eligible" ->
+    "Suitcase Not accepted as eligible 4"): a header over a column the row leaves blank, or
+    over the labels, says nothing of this row (its "not" is no "not" of the row's)."""
+    heads, cells = [h.strip() for h in header.split("|")], [c.strip() for c in row.split("|")]
+    if len(heads) != len(cells) or len(cells) < 2:
+        return f"{header} {row}"
+    return " ".join([cells[0], *(f"{h} {c}" for h, c in zip(heads[1:], cells[1:], strict=True) if c)])

@@ -6,7 +6,8 @@ section-id order (``--offset`` starts the every-Nth run elsewhere: a figure tune
 is confirmed on another). Every question is answerable from the manual, so every refusal (by
 category, conflicts included) is a false one. Reported: refusals by category, the share
 whose answer part cites the page itself (and the share citing it anywhere), answer and reply
-words, latency. A page the corpus gives no text (a contents list or flowchart published as an
+words, latency, and the verdicts of every claim: each quotes or renders a page of the manual,
+so a claim not marked supported is a rendering or a verifier defect, listed for reading. A page the corpus gives no text (a contents list or flowchart published as an
 empty body) has nothing to cite: it is still asked, but the own-page shares count only the
 pages with text, and the pages without are counted apart.
 """
@@ -63,6 +64,8 @@ class SweepOutcome(BaseModel):
     selection_rank: int | None = None
     answer_words: int = 0
     reply_words: int = 0
+    verdicts: dict[str, int] = Field(default_factory=dict)  # the claims' verdicts, counted
+    not_supported: list[Sentence] = Field(default_factory=list)  # the claims not marked supported
     latency_ms: float
 
 
@@ -80,6 +83,7 @@ class SweepMetrics(BaseModel):
     title_page_in_answer_part: float = 0.0  # the page or one with the same title: the question cannot tell them apart
     answer_words_median: float  # over answered questions
     reply_words_median: float
+    verdict_counts: dict[str, int] = Field(default_factory=dict)  # over every claim of every answer
     median_latency_ms: float
     p90_latency_ms: float
 
@@ -156,6 +160,8 @@ def score_sweep(question: SweepQuestion, result: QuestionResult, latency_ms: flo
         selection_rank=_rank(result, "selection", question.section_id),
         answer_words=sum(word_count(s.text) for s in answer_part),
         reply_words=sum(word_count(s.text) for s in sentences),
+        verdicts=dict(sorted(Counter(s.verdict for s in sentences).items())),
+        not_supported=[s for s in sentences if s.verdict != "supported"],
         latency_ms=latency_ms,
     )
 
@@ -187,6 +193,7 @@ def aggregate_sweep(outcomes: list[SweepOutcome], every: int, offset: int = 0) -
         title_page_in_answer_part=sum(o.namesake_in_answer_part for o in citable) / len(citable) if citable else 0.0,
         answer_words_median=statistics.median(o.answer_words for o in answered) if answered else 0.0,
         reply_words_median=statistics.median(o.reply_words for o in answered) if answered else 0.0,
+        verdict_counts=dict(sorted(sum((Counter(o.verdicts) for o in outcomes), Counter()).items())),
         median_latency_ms=statistics.median(latencies) if latencies else 0.0,
         p90_latency_ms=_quantile(latencies, 0.9),
     )
@@ -239,6 +246,7 @@ def render_sweep_markdown(run: SweepRun) -> str:
         f"| own page or a page of the same title in the answer part ({m.shared_titles} titles shared) | {m.title_page_in_answer_part:.1%} | |",
         f"| answer words (median) | {m.answer_words_median:.0f} | <= 120 |",
         f"| reply words (median) | {m.reply_words_median:.0f} | <= 350 |",
+        f"| claims by verdict | {', '.join(f'{v} {n}' for v, n in m.verdict_counts.items()) or 'none'} | all supported |",
         f"| latency ms (median / p90) | {m.median_latency_ms:.1f} / {m.p90_latency_ms:.1f} | |",
         "",
         "## Refusals by category",
@@ -257,6 +265,17 @@ def render_sweep_markdown(run: SweepRun) -> str:
         f"- {o.section_id} (rollup {_place(o.rollup_rank)}, selection {_place(o.selection_rank)}): {o.question.replace('|', '/')} -> "
         + (f"refused {o.refusal}: {o.refusal_message}" if o.status == "refused" else f"answered ({o.answer_words} words)")
         for o in misses
+    ] or ["None."]
+    doubtful = [(o, c) for o in run.outcomes for c in o.not_supported]
+    lines += [
+        "",
+        f"## Claims not marked supported ({len(doubtful)})",
+        "",
+        "Each claim quotes or renders a page, so each of these is a rendering or a verifier defect.",
+        "",
+    ]
+    lines += [
+        f"- {o.section_id}: {c.verdict} ({c.reason.replace('|', '/')}): {c.text.replace('|', '/')} [{', '.join(c.citations)}]" for o, c in doubtful
     ] or ["None."]
     return "\n".join(lines) + "\n"
 

@@ -9,7 +9,7 @@ import pytest
 
 from shared.contracts.api import Answer, QuestionResult, Refusal, Sentence, StageTrace
 from taxnav.cli import main
-from taxnav.evaluation.sweep import SweepError, SweepQuestion, aggregate_sweep, score_sweep, sweep_questions
+from taxnav.evaluation.sweep import SweepError, SweepQuestion, SweepRun, aggregate_sweep, render_sweep_markdown, score_sweep, sweep_questions
 from tests.conftest import SLICE_SECTIONS
 
 
@@ -68,6 +68,16 @@ def test_score_sweep_counts_the_own_page_only_in_the_answer_part():
     assert m.own_page_in_answer_part == pytest.approx(1 / 3) and m.own_page_cited == pytest.approx(2 / 3)
     assert (m.answer_words_median, m.reply_words_median) == (4.0, 6.0)  # over the two answered: 4 and 4, 8 and 4
 
+    # every claim's verdict is counted, and those not supported are kept to be read
+    doubted = _answered(
+        Sentence(text="Car or van 45p.", citations=["EIM31240#c2.p0"], verdict="supported", reason="quoted"),
+        Sentence(text="Car or van 40p.", citations=["EIM31240#c2.p0"], verdict="contradicted", reason="45p in the cited text", role="detail"),
+    )
+    d = score_sweep(question, doubted, 1.0)
+    assert d.verdicts == {"contradicted": 1, "supported": 1} and [c.text for c in d.not_supported] == ["Car or van 40p."]
+    assert aggregate_sweep([d, score_sweep(question, own_first, 1.0), r], every=1).verdict_counts == {"contradicted": 1, "supported": 2}
+    assert "Car or van 40p." in render_sweep_markdown(SweepRun(manual="m", generation="1", metrics=aggregate_sweep([d], every=1), outcomes=[d]))
+
     # a question whose title another page bears: citing that page answers it as well
     shared = SweepQuestion(section_id="EIM31240", title="t", question="What are the rules on t?", namesakes=["EIM31230"])
     twin = score_sweep(shared, own_in_detail, 5.0)
@@ -103,6 +113,8 @@ def test_sweep_end_to_end_over_the_slice(slice_data_dir, tmp_path, capsys):
     assert all(o["latency_ms"] > 0 for o in data["outcomes"])
     md = (out / "sweep.md").read_text()
     assert "| false refusals |" in md and "| own page in the answer part |" in md and "(2 have none to cite)" in md
+    assert sum(m["verdict_counts"].values()) == sum(sum(o["verdicts"].values()) for o in data["outcomes"]) > 0
+    assert "| claims by verdict |" in md and "## Claims not marked supported" in md
 
 
 def test_sweep_without_a_collection_or_with_every_but_no_sweep_is_a_clear_error(tmp_path, capsys):

@@ -118,7 +118,7 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
                 text = render_row(header, r if first else f"{label} {r}", tuning.short_cell_words)
                 units.append(Unit([(paragraph, text)], page_rank, (chunk.position, p_index, i), row=i, last_row=i, cells=r))
             continue
-        for u_index, sentence in enumerate(s for s in split_sentences(paragraph.text) if len(s) > 2):
+        for u_index, sentence in enumerate(with_markers(split_sentences(paragraph.text))):
             last = units[-1] if units else None
             if (
                 u_index == 0
@@ -135,6 +135,21 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
             else:
                 units.append(Unit([(paragraph, sentence)], page_rank, (chunk.position, p_index, u_index)))
     return units
+
+
+def with_markers(sentences: list[str]) -> list[str]:
+    """Sentences, each fragment too short to be one ("2.", "b)") read with the sentence it
+    numbers, so that neighbouring sentences quoted together stay verbatim ("post. 2. To take
+    up one's position", EIM33108); one left at the end is dropped."""
+    out: list[str] = []
+    marker = ""
+    for sentence in sentences:
+        if len(sentence) <= 2:
+            marker += sentence + " "
+        else:
+            out.append(marker + sentence)
+            marker = ""
+    return out
 
 
 def computation_line(unit: Unit) -> bool:

@@ -214,6 +214,41 @@ def test_every_rendered_row_of_a_real_rate_table_is_supported_by_it(corpus_dir) 
         assert _check_real(corpus_dir, row.text, row.paragraph.id)[0] == "supported", row.text
 
 
+def _rendered_rows(corpus_dir, section: str) -> dict[str, object]:
+    from tests.ingest_worker.test_parser import chunks_of  # noqa: PLC0415  (parses a real page)
+
+    return {u.cells.split("|")[0].strip(): u for c in chunks_of(corpus_dir, section).chunks for u in chunk_units(c, 0, LocalStitchingSettings()) if u.row}
+
+
+def test_a_rows_claim_is_read_against_the_headers_of_the_columns_it_fills(corpus_dir) -> None:
+    # EIM50059 ticks each item in one of two columns, "... eligible for relief" and "... HMRC
+    # does not accept as eligible for relief": the "not" of the column a row leaves blank is
+    # not the row's (every ticked-eligible row was once marked contradicted)
+    rows = _rendered_rows(corpus_dir, "EIM50059")
+    for label in ("Uniform cleaning", "Sunglasses", "Flight case", "Suitcase", "Watch"):
+        row = rows[label]
+        assert _check_real(corpus_dir, row.text, row.paragraph.id)[0] == "supported", row.text
+    # a rendering that moves an item to the other column still contradicts the row
+    wrong = rows["Suitcase"].text.replace("HMRC does not accept as eligible", "eligible")
+    assert "not" not in wrong and _check_real(corpus_dir, wrong, rows["Suitcase"].paragraph.id)[0] == "contradicted"
+    # EIM13970: the labels' header ("Period when not resident ...") says nothing of the total
+    total = _rendered_rows(corpus_dir, "EIM13970")["Total foreign service"]
+    assert _check_real(corpus_dir, total.text, total.paragraph.id)[0] == "supported", total.text
+
+
+def test_a_numbered_sentence_is_quoted_with_its_number(corpus_dir) -> None:
+    # EIM33108 quotes a dictionary: "... place, post. 2. To take up one's position, post
+    # oneself." The "2." was dropped, so sentences quoted together were no longer verbatim
+    from tests.ingest_worker.test_parser import chunks_of  # noqa: PLC0415
+
+    units = [u for c in chunks_of(corpus_dir, "EIM33108").chunks for u in chunk_units(c, 0, LocalStitchingSettings())]
+    numbered = next(u for u in units if "To take up one" in u.text)
+    assert numbered.text.startswith("2. To take up")
+    run = [u for u in units if u.paragraph.id == numbered.paragraph.id]
+    claim = " ".join(u.text for u in run)
+    assert _check_real(corpus_dir, claim, numbered.paragraph.id) == ("supported", "quoted")
+
+
 def test_real_rendering_with_a_changed_figure_is_contradicted(corpus_dir) -> None:
     verdict, reason = _check_real(corpus_dir, ROW_RENDERED.replace("45p", "40p"), MILEAGE_TABLE)
     assert verdict == "contradicted" and reason == f"says 40p where {MILEAGE_TABLE} says 45p"
