@@ -160,11 +160,32 @@ def _block(kind: BlockKind, raw: str, hrefs: list[str]) -> Block | None:
 _RUNS_ON = re.compile(r"\b(?:a|an|and|as|at|by|for|from|in|of|on|or|see|the|to|with)$", re.I)
 
 
-def _wraps_on(line: str, after: str) -> bool:
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b"
+_OPERATOR = r"[-+=x\u00d7\u2013/]"
+_ENUMERATOR = re.compile(r"^\((?:[a-z]|[ivx]{1,4}|\d{1,2})\)\s")
+
+
+def _wraps_on(line: str, after: str, so_far: str = "") -> bool:
     """Whether a cell's line break only wrapped its prose (the 2014 source wrapped long cells:
-    "The employer pays the" / "hospital."): the next line goes on in lower case, or the line
-    stops on a word that needs more; not after a line that ends its statement."""
-    return not re.search(r"[.;:!?]$", line) and (after[:1].islower() or bool(_RUNS_ON.search(line)))
+    "The employer pays the" / "hospital."; "Section 203 ITEPA" / "2003"; "Salary (6 April 2009
+    to 5" / "April 2010)"; "£2,000 +" / "£1,000"): the next line goes on in lower case, the line
+    stops on a word that needs more or on an operator, a bracket ``so_far`` opened is still
+    open, the next line is a bracketed aside or goes on with an operator, a figure follows a
+    word ("See Note" / "1"), a month follows a day, a name goes on ("in the United" /
+    "Kingdom"); not after a line that ends its statement."""
+    if re.search(r"[.;:!?]$", line):
+        return False
+    opened = so_far + " " + line
+    return (
+        after[:1].islower()
+        or bool(_RUNS_ON.search(line))
+        or opened.count("(") > opened.count(")")
+        or (after.startswith("(") and not _ENUMERATOR.match(after))
+        or bool(re.search(rf"(?:^|\s){_OPERATOR}$", line) or re.match(rf"{_OPERATOR}(?:\s|$)", after))
+        or (line[-1:].isalpha() and bool(re.match(r"[\d\u00a3]", after)))
+        or (line[-1:].isdigit() and bool(re.match(_MONTH, after)))
+        or (after[:1].isupper() and bool(re.search(r"\b(?:the|of|and)\s+[A-Z][\w'-]*$", line)))
+    )
 
 
 def _cell_text(cell: etree._Element) -> str:
@@ -182,7 +203,9 @@ def _cell_text(cell: etree._Element) -> str:
     for i, (line, bullet) in enumerate(lines):
         if i:
             before = lines[i - 1][0]
-            out += " " if before.endswith(":") or (not bullet and _wraps_on(before, line)) else "; "
+            # a line ending its sentence is followed by the next sentence, not a "; "
+            ends = not bullet and bool(re.search(r"[.!?]$", before))
+            out += " " if ends or before.endswith(":") or (not bullet and _wraps_on(before, line, out[: -len(before)])) else "; "
         out += line
     return out
 

@@ -195,6 +195,35 @@ def test_a_cells_wrapped_prose_reads_as_one_line_and_its_separate_lines_stay_apa
     assert "Car or van | After that | 25p" in next(b for b in blocks_of(corpus_dir, "EIM31240") if b.kind == "table" and "45p" in b.text).text
 
 
+def _table_lines(corpus_dir: Path, section: str) -> list[str]:
+    return [line for b in blocks_of(corpus_dir, section) if b.kind == "table" for line in b.text.splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("section", "reads", "not_reads"),
+    [
+        ("EIM10220", "Section 62 ITEPA 2003", "ITEPA; 2003"),  # a figure after a word
+        ("EIM40003", "Section 15 (See Note 1)", "Note; 1"),  # a bracket still open
+        ("EIM40003", "Performed in the United Kingdom", "the United; Kingdom"),  # a name going on
+        ("EIM74001", "The House of Commons Members Fund", "Commons; Members"),
+        ("EIM13970", "21 January 1990 to 15 July 1996", "15; July"),  # a month after a day
+        ("EIM06641", "\u00a32,000 + \u00a31,000", "+; "),  # an operator
+        ("EIM13830", "Payment in lieu of notice (PILON).", "notice; (PILON)"),  # a bracketed aside
+        ("EIM13005", "(see EIM12978). Note that Section 62", "EIM12978).; Note"),  # a new sentence, not "; "
+    ],
+)
+def test_a_cells_wrapped_lines_read_as_one(corpus_dir: Path, section: str, reads: str, not_reads: str) -> None:
+    lines = _table_lines(corpus_dir, section)
+    assert any(reads in line for line in lines), reads
+    assert not any(not_reads in line for line in lines)
+
+
+def test_a_cells_separate_lines_stay_apart(corpus_dir: Path) -> None:
+    # a list of ranks in one cell (EIM70200), the two lines of a header cell (EIM71330)
+    assert "Chief Officer; Chief Engineer; Second Engineer | \u00a3135" in "\n".join(_table_lines(corpus_dir, "EIM70200"))
+    assert any(line.startswith("Period; Distance |") for line in _table_lines(corpus_dir, "EIM71330"))
+
+
 @pytest.mark.parametrize(
     ("cells", "rows"),
     [
