@@ -77,9 +77,19 @@ def withdraws(sentence: str) -> bool:
     return bool(_WITHDRAWN.search(sentence))
 
 
+# "Detailed guidance on troncs is provided in the PAYE Online Manual", "Full guidance on van
+# benefit for these years can be found using the contents page at EIM22700": the manual's
+# pointers to guidance elsewhere (59 such sentences on EIM pages) name a topic, not a rule.
+_POINTER = re.compile(
+    r"^(?:(?:further|more|detailed|full|additional|general)\s+)?(?:guidance|details|information|advice)\b[^.]{0,80}?"
+    r"\b(?:is|are|can be)\s+(?:provided|given|set out|available|found|contained|included)\b",
+    re.I,
+)
+
+
 def is_signpost(sentence: str) -> bool:
-    """Whether a sentence only sends the reader to another page."""
-    return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence))
+    """Whether a sentence only sends the reader to another page or manual."""
+    return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence)) or bool(_POINTER.match(sentence))
 
 
 def states_rule(heading: str) -> bool:

@@ -91,6 +91,19 @@ def test_a_sentence_that_only_points_to_another_page_is_a_signpost() -> None:
     assert not is_signpost("For cars the rate is 45p a mile, see EIM31240 for the table.")
 
 
+def test_the_manuals_pointers_to_guidance_elsewhere_are_signposts(corpus_dir: Path) -> None:
+    # EIM07900 points to the PAYE manual for troncs (it once led the answer on how troncs
+    # are taxed); EIM22745 points to a contents page; neither names a page to the verifier's
+    # page-reference check, or needs one
+    texts = [u.text for c in chunks_of(corpus_dir, "EIM07900").chunks for u in chunk_units(c, 0, LocalStitchingSettings())]
+    pointer = next(t for t in texts if t.startswith("Detailed guidance on troncs"))
+    assert is_signpost(pointer)
+    assert not any(is_signpost(t) for t in texts if "are taxable as" in t)  # the rule itself is no signpost
+    assert is_signpost("Full guidance on van benefit for these years can be found using the contents page at EIM22700.")
+    assert is_signpost("Further guidance is set out at the references listed below:")
+    assert not is_signpost("Guidance issued by an employer to its staff is not earnings.")
+
+
 def test_a_sentence_gives_what_its_kind_of_question_asks() -> None:
     def check(kind, text):  # noqa: ANN001, ANN202
         return gives(kind, text, checkable_facts(text))
