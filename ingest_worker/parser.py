@@ -65,8 +65,9 @@ CONTINUES = re.compile(
     rf"^(?!{ITEM_LABEL})(?:[a-z,;:.)\]]|\((?!(?:[a-z]|[ivx]+|\d+)\))(?!This (?:text|content))|\[[a-z])"
 )
 # No paragraph ends on these words (or an open bracket), so what follows continues it even
-# when it starts with a capital or a figure (a link "EIM21001", "Chapter 10", "£4,000").
-DANGLING = re.compile(r"(?:(?:^|\W)(?:a|an|the|of|to|in|on|at|by|for|from|with|into|than|per|via|see|See)|\()$")
+# when it starts with a capital or a figure (a link "EIM21001", "Chapter 10", "£4,000";
+# "(see EIM12978 and" / "EIM13070)."; "Service Charges And" / "Troncs").
+DANGLING = re.compile(r"(?:(?:^|\W)(?:a|an|the|of|to|in|on|at|by|for|from|with|into|than|per|via|see|See|and|or|And|Or)|\()$")
 STARTS_WORD = re.compile(rf"^(?!{ITEM_LABEL})[\w£$€\"\u201c']")
 HEADING_TAIL_CHARS = 80  # the rest of a split heading is a few words
 SPLIT_HEADING_CHARS = 40  # the scrape wrapped headings at about 50 to 65 characters

@@ -134,3 +134,16 @@ def test_what_follows_a_heading_is_not_taken_for_its_tail(html: str, heading: st
     section = [s for s in parse_body(html) if s.headings][0]
     assert section.headings[-1] == heading
     assert section.blocks[0].text == first
+
+
+@pytest.mark.parametrize(
+    ("section", "joined"),
+    [
+        # "... search for “Tips, Gratuities, Service Charges And" / "Troncs “."
+        ("EIM07900", "search for \u201cTips, Gratuities, Service Charges And Troncs \u201c."),
+        # "(see EIM12978 and" / "EIM13070)."
+        ("EIM13924", "(see EIM12978 and EIM13070)."),
+    ],
+)
+def test_a_fragment_ending_on_and_or_or_goes_on_into_the_next(corpus_dir: Path, section: str, joined: str) -> None:
+    assert any(joined in t for _, t in blocks_of(corpus_dir, section))
