@@ -11,8 +11,8 @@ several <p> (one per wrapped source line); ``join_split_sentences`` glues them b
 Other scrape damage repaired here, so every stage and every citation reads the same text:
 markdown bullets left inside paragraphs ("cars and vans*   motor cycles") become list items
 (``split_bullets``, after the joins, so an item wrapped over two <p> stays whole), markdown
-heading marks ("### Class") go, a reference glued to its word ("seeEIM13760") gets its space
-back, table cells whose line breaks were lost ("First 10,000After that" beside "45p25p")
+heading marks ("### Class") go, a reference glued to its word ("seeEIM13760", "EIM21850for")
+gets its space back, as do glued dates and statute numbers ("6April", "Section102"), table cells whose line breaks were lost ("First 10,000After that" beside "45p25p")
 become one row per line (``split_glued_row``), and titles lose their HTML entities
 (``clean_title``).
 """
@@ -45,7 +45,22 @@ MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s*")
 # them). A footnote star ("£3 million* and") or a product ("100,000 * 180/235") stays.
 MARKDOWN_BULLET = re.compile(r"^\s*\*\s+|\s*\*[ \t\u00a0]{2,}|(?<=:)\s*\*\s")
 BULLET = "\u2022"  # where a markdown bullet stood, until split_bullets makes it a list item
-GLUED_REFERENCE = re.compile(r"(?<=[a-z])(?=(?:EIM|BIM|SAM)\d{4})")
+GLUED_REFERENCE = re.compile(r"(?<=[a-z])(?=[A-Z]{2,5}\d{4,6})")
+# Other spaces the scrape lost: after a reference ("EIM20202onwards", "see EIM21850for"),
+# between a statute word and its number ("Section102", "ITEPA2003", "Part7A"), a day and its
+# month ("6April 2011"), a month and its year ("February2008"), a number and its unit of time
+# ("183consecutive days", "21years"); about 160 places on EIM pages.
+_MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+GLUED_SPACES = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\b([A-Z]{2,5}\d{4,6})(?=[a-z]{2,})",
+        r"\b(Sections?|sections?|Schedule|Chapter|Part|ITEPA|ICTA|TCGA|ITTOIA)(?=\d)",
+        rf"\b(\d{{1,2}})(?={_MONTHS}\b)",
+        rf"\b({_MONTHS})(?=\d{{4}}\b)",
+        r"\b(\d{2,3})(?=(?:consecutive|years?|months?|weeks?|days?)\b)",
+    )
+)
 # The 2014 scrape ran "%f" through a printf: "100%first" became "100 0.000000irst", "7% from"
 # "7 0.000000rom" (EIM36640's title, EIM74607, EIM50700 ...).
 PRINTF_PERCENT = re.compile(r"(?<=\d) 0\.000000(?=[a-z])")
@@ -93,6 +108,8 @@ def clean_text(raw: str) -> tuple[str, list[str]]:
     text = MARKDOWN_LINK.sub(r"\1", raw)
     text = MARKDOWN_BOLD.sub("", text)
     text = GLUED_REFERENCE.sub(" ", text)
+    for glued in GLUED_SPACES:
+        text = glued.sub(r"\1 ", text)
     text = PRINTF_PERCENT.sub("% f", text)
     lines = [MARKDOWN_HEADING.sub("", line) for line in text.split("\n")]
     lines = [SPACES.sub(" ", MARKDOWN_BULLET.sub(f" {BULLET} ", line)).strip() for line in lines]

@@ -316,3 +316,22 @@ def test_the_scrapes_printf_percent_is_repaired_in_titles_and_text(corpus_dir: P
     text = " ".join(b.text for b in blocks_of(corpus_dir, "EIM74607"))
     assert "The reduction is 7% from the basic amount" in text and "0.000000" not in text
     assert clean_text("a cost of 10 0.50 and 2 0.000000 pounds")[0] == "a cost of 10 0.50 and 2 0.000000 pounds"  # only before the word it ate
+
+
+@pytest.mark.parametrize(
+    ("section", "reads", "glued"),
+    [
+        ("EIM11366", "(see EIM20202 onwards)", "EIM20202onwards"),  # after a reference
+        ("EIM30073", "(see also NIM06170)", "alsoNIM06170"),  # before another manual's reference
+        ("EIM11308", "Section 102 ITEPA 2003", "Section102"),  # a statute word and its number
+        ("EIM45085", "before 6 April 2011", "6April"),  # a day and its month
+        ("EIM40009", "28 February 2008", "February2008"),  # a month and its year
+        ("EIM33006", "183 consecutive days", "183consecutive"),  # a number and its unit of time
+        # a reference glued to "and" ends its paragraph on "and", so the next goes on from it
+        ("EIM21633", "(see EIM21630 and EIM21632).", "EIM21630and"),
+    ],
+)
+def test_spaces_the_scrape_lost_are_put_back(corpus_dir: Path, section: str, reads: str, glued: str) -> None:
+    texts = [b.text for b in blocks_of(corpus_dir, section)]
+    assert any(reads in t for t in texts), reads
+    assert not any(glued in t for t in texts)
