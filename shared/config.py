@@ -181,7 +181,7 @@ class LocalStitchingSettings(BaseModel):
     rate_table_match: float = Field(0.15, description="a rate table must share this much of the question to be its answer")
     context_weight: float = Field(0.3, description="the chunk's headings count for this part of what a sentence says")
     same_statement: float = Field(0.8, description="word overlap (figures aside) above which a sentence repeats a quoted one")
-    signpost_factor: float = Field(0.6, description="a sentence that only points to another page is scaled by this")
+    signpost_factor: float = Field(0.6, description="a sentence that only points to another page, or a line that only names a topic, is scaled by this")
     kind_bonus: float = Field(0.25, description="a sentence of the kind the question asks for (a figure, a date, a ruling, a definition)")
     list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")
     max_fragments: int = Field(4, description="paragraphs one sentence may run over (the 2014 scrape split some)")

@@ -22,7 +22,12 @@ def test_a_question_splits_after_end_punctuation_whatever_follows() -> None:
 
 def test_a_table_states_one_row_at_a_time_read_with_its_header() -> None:
     dated_header = Paragraph(id="p", kind="table", text="Vehicle | 2011-12 onwards\nCar or van | 45p\n\nCycle | 20p")
-    assert statements(dated_header) == ["Vehicle | 2011-12 onwards Car or van | 45p", "Vehicle | 2011-12 onwards Cycle | 20p"]
+    # each row: its label, then each cell it fills after its column's header
+    assert statements(dated_header) == ["Car or van 2011-12 onwards 45p", "Cycle 2011-12 onwards 20p"]
+    ticked = Paragraph(id="p", kind="table", text="Item | Eligible | Not accepted as eligible\nSunglasses | 4 |\nSuitcase | | 4")
+    assert statements(ticked) == ["Sunglasses Eligible 4", "Suitcase Not accepted as eligible 4"]  # a blank column's header is not the row's
+    ragged = Paragraph(id="p", kind="table", text="Vehicle | Rate\nCar | 45p | note")
+    assert statements(ragged) == ["Vehicle | Rate Car | 45p | note"]  # cells that do not line up with the header: the header, then the row
     assert statements(dated_header, dated=True) == ["Car or van | 45p (Vehicle | 2011-12 onwards)", "Cycle | 20p (Vehicle | 2011-12 onwards)"]
     plain_header = Paragraph(id="p", kind="table", text="Vehicle | Rate\nCar or van | 45p")
     assert statements(plain_header, dated=True) == ["Car or van | 45p"]  # no years to carry

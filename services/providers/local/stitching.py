@@ -32,7 +32,7 @@ from services.providers.local.selection import chunk_similarity, page_title
 from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, computation_line, gives,
-    introduces_list, is_illustration, is_signpost, list_items, scored_text, states_amount, states_rule, withdraws, years_only,
+    introduces_list, is_illustration, is_label, is_signpost, list_items, scored_text, states_amount, states_rule, withdraws, years_only,
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
@@ -93,8 +93,8 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
                     score += tuning.row_label_bonus
                 if gives(kind, text, facts):
                     score += tuning.kind_bonus
-                if unit.row is None and is_signpost(unit.text):
-                    unit.factor *= tuning.signpost_factor
+                if unit.row is None and (is_signpost(unit.text) or is_label(unit)):
+                    unit.factor *= tuning.signpost_factor  # it points elsewhere, or names a topic without stating anything
                 # an example is the answer only when asked for, or when it works the asker's own figures
                 if unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts)):
                     unit.factor *= tuning.example_factor

@@ -87,6 +87,20 @@ _POINTER = re.compile(
 )
 
 
+_ENDS_STATEMENT = re.compile(r"[.!?:;,][)\]\"'\u2019\u201d]*$")
+
+
+def is_label(unit: Unit) -> bool:
+    """Whether a paragraph's line only names a topic ("Possibility of partial revocation",
+    "Conditions", "Example: deferred bonus"; about 300 on EIM pages, headings the scrape
+    left as text): a few words, no figure, no closing punctuation. It states nothing."""
+    text = unit.text.strip()
+    return (
+        unit.row is None and not unit.heading and unit.paragraph.kind == "p" and len(text.split()) <= 8
+        and not _ENDS_STATEMENT.search(text) and not any(ch.isdigit() for ch in text)
+    )
+
+
 def is_signpost(sentence: str) -> bool:
     """Whether a sentence only sends the reader to another page or manual."""
     return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence)) or bool(_POINTER.match(sentence))

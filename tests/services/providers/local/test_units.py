@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.providers.local.stitching import claims_of, list_intro
-from services.providers.local.units import chunk_units, gives, introduces_list, is_illustration, is_signpost, list_items, states_rule
+from services.providers.local.units import chunk_units, gives, introduces_list, is_illustration, is_label, is_signpost, list_items, states_rule
 from services.text.figures import checkable_facts
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
@@ -191,3 +191,18 @@ def test_a_finished_sentence_before_an_item_is_no_lead_in() -> None:
         Paragraph(id="EIM1#c0.p3", kind="li", text="\u00a35 per night in the UK"),
     )
     assert [introduces_list(u) for u in units] == [False, False, True]
+
+
+def test_a_line_that_only_names_a_topic_is_a_label(corpus_dir: Path) -> None:
+    # EIM45255 lists the tests an award must pass as bare lines of text ("The award of
+    # deferred remuneration", "Possibility of partial revocation"): they once stood in an
+    # answer's first claims; its sentences are no labels
+    units = [u for c in chunks_of(corpus_dir, "EIM45255").chunks for u in chunk_units(c, 0, LocalStitchingSettings())]
+    labels = [u.text for u in units if is_label(u)]
+    assert "Possibility of partial revocation" in labels and "The award of deferred remuneration" in labels
+    assert not any(is_label(u) for u in units if u.text.startswith("The award of deferred remuneration must pass"))
+    row, item = units_of(
+        Paragraph(id="EIM1#c0.p0", kind="table", text="Kind | Rate\nCycle | 20p"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="Cycle helmets"),
+    )
+    assert not is_label(row) and not is_label(item)  # a table row, a list item (what a list holds)
