@@ -107,7 +107,7 @@ def clean_text(raw: str) -> tuple[str, list[str]]:
     hrefs = [m.group(2) for m in MARKDOWN_LINK.finditer(raw)]
     text = MARKDOWN_LINK.sub(r"\1", raw)
     text = MARKDOWN_BOLD.sub("", text)
-    text = GLUED_REFERENCE.sub(" ", text)
+    text = GLUED_REFERENCE.sub(" ", text.replace("\u00c2\u00a0", " "))  # a no-break space read as Latin-1 ("businessesÂ & corporations")
     for glued in GLUED_SPACES:
         text = glued.sub(r"\1 ", text)
     text = PRINTF_PERCENT.sub("% f", text)

@@ -335,3 +335,9 @@ def test_spaces_the_scrape_lost_are_put_back(corpus_dir: Path, section: str, rea
     texts = [b.text for b in blocks_of(corpus_dir, section)]
     assert any(reads in t for t in texts), reads
     assert not any(glued in t for t in texts)
+
+
+def test_a_no_break_space_read_as_latin_1_is_a_space(corpus_dir: Path) -> None:
+    # 21 EIM pages open with a site link "businessesÂ&nbsp;&amp; corporations"
+    texts = [b.text for b in blocks_of(corpus_dir, "EIM10400")]
+    assert "businesses & corporations" in texts and not any("\u00c2" in t for t in texts)
