@@ -94,11 +94,22 @@ def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()
 
     # The cited sentence that says most nearly the same thing: where a figure or a "not"
     # differs from it, the claim contradicts its source rather than merely lacking support.
-    best, best_cov = "", 0.0
+    # Of statements holding the claim's terms equally (rows of one table: "Resident,
+    # ordinarily resident and domiciled", "Resident but not ordinarily resident"), the one
+    # with the fewest terms the claim lacks is the one it renders.
+    negated = has_negation(claim)
+    claim_set = set(claim_terms)
+    best, best_key = "", (0.0, 0.0, False)
     for sent in [*headings, *(unit for p in cited for unit in statements(p))]:
-        cov = _coverage(claim_terms, set(key_terms(sent))) if claim_terms else 0.0
-        if cov > best_cov:
-            best, best_cov = sent, cov
+        sent_terms = set(key_terms(sent))
+        key = (
+            _coverage(claim_terms, sent_terms) if claim_terms else 0.0,
+            len(sent_terms & claim_set) / len(sent_terms) if sent_terms else 0.0,
+            has_negation(sent) == negated,  # rows in the same words but for a "not": the one agreeing
+        )
+        if key > best_key:
+            best, best_key = sent, key
+    best_cov = best_key[0]
 
     if missing:
         kinds = {fact_kind(f) for f in missing}
@@ -106,7 +117,7 @@ def check_claim(claim: str, cited: list[Paragraph], headings: Iterable[str] = ()
         if other:
             return "contradicted", f"says {_short(missing)} where {ids} says {_short(other)}"
         return "unsupported", f"{_short(missing)} not in {ids}"
-    if best_cov >= ALIGNED and has_negation(claim) != has_negation(best):
+    if best_cov >= ALIGNED and negated != has_negation(best):
         return "contradicted", f"{ids} states the opposite (negation differs)"
     if coverage == 1.0:
         return "supported", f"rendered: figures ({_short(claim_facts) or 'none'}) and terms found in {ids}"

@@ -236,6 +236,18 @@ def test_a_rows_claim_is_read_against_the_headers_of_the_columns_it_fills(corpus
     assert _check_real(corpus_dir, total.text, total.paragraph.id)[0] == "supported", total.text
 
 
+def test_a_rows_claim_is_read_against_its_own_row_among_rows_sharing_its_words(corpus_dir) -> None:
+    # EIM40003 tabulates residence statuses that share their words ("Resident, ordinarily
+    # resident and domiciled", "Resident but not ordinarily resident"): each row's rendering is
+    # supported; one that drops its row's "not" contradicts that row
+    rows = _rendered_rows(corpus_dir, "EIM40003")
+    for label in ("Resident, ordinarily resident but not domiciled", "Resident but not ordinarily resident", "Resident, ordinarily resident and domiciled"):
+        row = rows[label]
+        assert _check_real(corpus_dir, row.text, row.paragraph.id)[0] == "supported", row.text
+    flipped = rows["Resident but not ordinarily resident"].text.replace("but not ordinarily", "but ordinarily")
+    assert _check_real(corpus_dir, flipped, rows["Resident but not ordinarily resident"].paragraph.id)[0] == "contradicted"
+
+
 def test_a_numbered_sentence_is_quoted_with_its_number(corpus_dir) -> None:
     # EIM33108 quotes a dictionary: "... place, post. 2. To take up one's position, post
     # oneself." The "2." was dropped, so sentences quoted together were no longer verbatim
