@@ -130,7 +130,9 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
     "inheritance tax": re.compile(r"\b(?:inheritance tax|iht|nil[- ]rate band|estate duty)\b", re.I),
     "stamp duty": re.compile(r"\b(?:stamp duty(?: land tax| reserve tax)?|sdlt|sdrt|land transaction tax|lbtt|land and buildings transaction tax)\b", re.I),
     "property income": re.compile(
-        r"\b(?:rental income|rent[- ]a[- ]room|buy[- ]to[- ]let|landlords?|lodgers?|tenants?|letting (?:income|a|my|out)|let (?:out )?(?:a|my|our) (?:spare )?(?:room|flat|house|property))\b",
+        r"\b(?:rental income|rent[- ]a[- ]room|buy[- ]to[- ]let|landlords?|lodgers?|tenants?|letting (?:income|a|my|out)|let (?:out )?(?:a|my|our) (?:spare )?(?:room|flat|house|property)"
+        r"|rent(?:ing)? out (?:a|my|our) |renting (?:a|my|our) (?:spare )?(?:room|flat|house|property) (?:out|to)"
+        r"|rent(?:ing)? (?:a|my|our|the) (?:spare )?room in (?:my|our) (?:own )?(?:house|home|flat))\b",
         re.I,
     ),
     "self-employed trading income": re.compile(
@@ -162,12 +164,15 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
 # across manuals decides (and routes there) instead of this list.
 COVERED_BY = {"self-employed trading income": "business-income-manual"}
 # What ties a question to employment income ("work out", to calculate, does not).
-_EMPLOYMENT = re.compile(
-    r"\b(?:employ\w*|job|jobs|work(?:s|ing)?(?!\s+(?:it\s+|this\s+|that\s+)?out\b)|workplace|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
+_EMPLOYMENT_WORDS = (
+    r"employ\w*|job|jobs|workplace|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
     r"colleagues?|director\w*|benefits? in kind|bik|perks?|company cars?|company vans?|expenses|pensions?|"
-    r"bonus\w*|redundanc\w*|earnings|office[- ]holders?|share options?|salary sacrifice)\b",
-    re.I,
+    r"bonus\w*|redundanc\w*|earnings|office[- ]holders?|share options?|salary sacrifice"
 )
+_EMPLOYMENT = re.compile(rf"\b(?:{_EMPLOYMENT_WORDS}|work(?:s|ing)?(?!\s+(?:it\s+|this\s+|that\s+)?out\b))\b", re.I)
+# Working is no tie to a job for someone who says they trade on their own ("I'm a freelance
+# designer working from home"): the words of an employer, an employee or pay are.
+_EMPLOYMENT_NOT_WORK = re.compile(rf"\b(?:{_EMPLOYMENT_WORDS})\b", re.I)
 
 
 def employment_tie(question: str) -> bool:
@@ -359,8 +364,9 @@ def belongs_elsewhere(
 
 def own_trade(question: str, part: str) -> bool:
     """The part, in the situation it is asked in, is about a self-employed trade in the
-    question's own words, and nothing in the question ties it to a job, an employer or pay."""
-    return not employment_tie(question) and any(marks(part, manual) for manual in _OWN_MARKERS)
+    question's own words, and nothing in the question ties it to a job, an employer or pay
+    (that they work is no tie: the self-employed work too)."""
+    return not _EMPLOYMENT_NOT_WORK.search(question) and any(marks(part, manual) for manual in _OWN_MARKERS)
 
 
 def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], Refusal | None]:
@@ -372,7 +378,13 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
         if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
         asked = f"{context} {part}"
-        best = belongs_elsewhere(evidence, home, asked, home_claim=not own_trade(question, asked))
+        trade = own_trade(question, asked)
+        best = belongs_elsewhere(evidence, home, asked, home_claim=not trade)
+        if best is None and trade and keyword_refusal(question) is None:
+            # the asker's own trade, which no manual matches clearly: the manual of the regime
+            # they name is their home, not this one ("I'm a freelance designer working from
+            # home: can I claim part of my broadband?")
+            best = next((e for m, e in evidence.items() if m != home and marks(asked, m)), None)
         if best is not None:
             routes.append(
                 Route(

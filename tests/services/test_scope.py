@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.scope import KEYWORD_HOME_CEILING, ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, routing_parts, route
+from services.scope import KEYWORD_HOME_CEILING, ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, own_trade, routing_parts, route
 from shared.contracts.refusals import ManualEvidence, PageRef
 
 
@@ -42,6 +42,8 @@ def test_malformed(text: str, why: str) -> None:
         ("How much capital gains tax will I pay when I sell my buy-to-let flat?", "capital gains tax"),
         ("If I leave my house to my children, how much can I pass on before inheritance tax kicks in?", "inheritance tax"),
         ("I let a spare room to a lodger - how much rent can I receive tax-free?", "property income"),
+        ("How much can I earn from renting a room in my house tax-free?", "property income"),
+        ("I'm renting out my flat while I live abroad. Is the rent taxable?", "property income"),
         ("What stamp duty do I pay on a £300,000 house?", "stamp duty"),
         ("Is the interest on my savings taxed if I earn under the personal savings allowance?", "savings and investment income"),
         ("Can I move my cash ISA to another bank?", "savings and investment income"),
@@ -84,6 +86,8 @@ def test_out_of_scope(text: str, subject: str) -> None:
         "Is what you said about the fuel benefit still right if I pay for some fuel myself?",
         "How do I translate my salary paid in euros into pounds for tax?",
         "Can my employer shorten the notice period in my contract to reduce the tax on my payment?",
+        # renting a room as a tenant of one's employer is living accommodation, not property income
+        "I'm renting a room in a flat my employer owns at below the market rent. Is that a taxable benefit?",
     ],
 )
 def test_in_scope_questions_pass(text: str) -> None:
@@ -192,8 +196,9 @@ def test_keyword_mode_when_a_manual_has_no_vectors() -> None:
     own = "I run a small farm: what relief is there for my farming losses against my profits?"
     strong_home = [(own, {EIM: keyword_only(EIM, 0.4, KEYWORD_HOME_CEILING), BIM: keyword_only(BIM, 0.4, KEYWORD_HOME_CEILING + 0.05)})]
     assert [r.manual for r in route(own, strong_home, EIM)[0]] == [BIM]
+    # behind, it is still the home of the trade the asker names
     behind = [(own, {EIM: keyword_only(EIM, 0.4, 0.9), BIM: keyword_only(BIM, 0.4, 0.8)})]
-    assert route(own, behind, EIM) == ([], None)
+    assert [r.manual for r in route(own, behind, EIM)[0]] == [BIM]
 
 
 def test_a_keywords_only_ingest_has_no_vectors_and_routing_reads_its_keywords(corpus_dir, settings_for, tmp_path) -> None:
@@ -294,9 +299,14 @@ def test_a_self_employed_question_with_no_job_in_it_goes_to_the_best_other_manua
     # the best other manual, whichever it is
     sam_best = {EIM: _evidence(EIM, 0.62), BIM: _evidence(BIM, 0.45), SAM: _evidence(SAM, ROUTE_FLOOR + 0.01)}
     assert [r.manual for r in route(question, [(question, sam_best)], EIM)[0]] == [SAM]
-    # no other manual has a home for it: it stays
-    no_home = {EIM: _evidence(EIM, 0.62), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01)}
-    assert route(question, [(question, no_home)], EIM) == ([], None)
+    # no other manual matches it clearly: the manual of the regime it names is still its home,
+    # not the EIM (whose pages would answer an employee's question instead)
+    no_home = {EIM: _evidence(EIM, 0.62), BIM: _evidence(BIM, ROUTE_FLOOR - 0.01), SAM: _evidence(SAM, 0.3)}
+    routes, refusal = route(question, [(question, no_home)], EIM)
+    assert [r.manual for r in routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
+    # ... unless the question names a regime the keyword filter refuses by name
+    named = "As a sole trader, can the fines my delivery van picks up be deducted from my profits?"
+    assert route(named, [(named, no_home)], EIM)[1].evidence.subjects == ["self-employed trading income"]
     # a job in the question: the EIM keeps its claim (the margin rule for a marked part)
     tied = "I run a small bakery alongside my job. Can the fines my employer's van picks up be deducted from my profits?"
     assert route(tied, [(tied, ahead)], EIM) == ([], None)
@@ -351,3 +361,19 @@ def test_a_follow_up_is_routed_on_its_own_words_and_their_own_embedding(corpus_d
     state = retrieval.step(state, settings)
     assert [r.manual for r in state.routes] == [BIM] and state.refusal is not None and state.refusal.category == "out_of_scope"
     assert state.routes[0].part == asked
+
+
+def test_working_is_no_tie_to_a_job_for_someone_who_trades_on_their_own() -> None:
+    freelance = "I'm a freelance graphic designer working from home. Can I claim part of my broadband?"
+    assert own_trade(freelance, freelance)
+    # BIM matches below the floor, the EIM's employee broadband pages better: the freelancer's
+    # question still goes to the Business Income Manual
+    evidence = {EIM: _evidence(EIM, 0.6), BIM: _evidence(BIM, 0.41), SAM: _evidence(SAM, 0.35)}
+    routes, refusal = route(freelance, [(freelance, evidence)], EIM)
+    assert [r.manual for r in routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
+    # a job or an employer in the question ties it to employment income
+    for tied in (
+        "I work freelance in the evenings alongside my job. Is my employer's mileage allowance taxable?",
+        "I'm a freelance designer but my employer pays for my broadband. Is that taxable?",
+    ):
+        assert not own_trade(tied, tied) and route(tied, [(tied, evidence)], EIM) == ([], None)

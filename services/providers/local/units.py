@@ -161,13 +161,21 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
     return units
 
 
+# "(This text has been withheld because of exemptions in the Freedom of Information Act
+# 2000)": the publisher's notice where guidance was removed (171 EIM pages) says nothing of the rule.
+_WITHHELD = re.compile(r"^\W*this (?:text|content|guidance) has been withheld\b", re.I)
+
+
 def with_markers(sentences: list[str]) -> list[str]:
     """Sentences, each fragment too short to be one ("2.", "b)") read with the sentence it
     numbers, so that neighbouring sentences quoted together stay verbatim ("post. 2. To take
-    up one's position", EIM33108); one left at the end is dropped."""
+    up one's position", EIM33108); one left at the end is dropped; a notice that text was
+    withheld is no sentence of the page's."""
     out: list[str] = []
     marker = ""
     for sentence in sentences:
+        if _WITHHELD.match(sentence):
+            continue
         if len(sentence) <= 2:
             marker += sentence + " "
         else:

@@ -206,3 +206,11 @@ def test_a_line_that_only_names_a_topic_is_a_label(corpus_dir: Path) -> None:
         Paragraph(id="EIM1#c0.p1", kind="li", text="Cycle helmets"),
     )
     assert not is_label(row) and not is_label(item)  # a table row, a list item (what a list holds)
+
+
+def test_a_notice_that_text_was_withheld_is_never_a_unit(corpus_dir: Path) -> None:
+    # EIM71319: "(This text has been withheld because of exemptions in the Freedom of
+    # Information Act 2000)" once stood in an answer on agency workers' travel
+    units = [u for c in chunks_of(corpus_dir, "EIM71319").chunks for u in chunk_units(c, 0, LocalStitchingSettings())]
+    assert units and not any("withheld" in u.text for u in units)
+    assert any(u.text.startswith("Where construction industry workers are supplied by agencies") for u in units)
