@@ -132,7 +132,8 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
     "property income": re.compile(
         r"\b(?:rental income|rent[- ]a[- ]room|buy[- ]to[- ]let|landlords?|lodgers?|tenants?|letting (?:income|a|my|out)|let (?:out )?(?:a|my|our) (?:spare )?(?:room|flat|house|property)"
         r"|rent(?:ing)? out (?:a|my|our) |renting (?:a|my|our) (?:spare )?(?:room|flat|house|property) (?:out|to)"
-        r"|rent(?:ing)? (?:a|my|our|the) (?:spare )?room in (?:my|our) (?:own )?(?:house|home|flat))\b",
+        r"|rent(?:ing)? (?:a|my|our|the) (?:spare )?room in (?:my|our) (?:own )?(?:house|home|flat)"
+        r"|rent(?:al)?\b[^.?]{0,60}\brooms?\b[^.?]{0,30}\b(?:my|our) (?:own )?(?:house|home|flat))\b",
         re.I,
     ),
     "self-employed trading income": re.compile(

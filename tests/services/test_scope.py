@@ -43,6 +43,7 @@ def test_malformed(text: str, why: str) -> None:
         ("If I leave my house to my children, how much can I pass on before inheritance tax kicks in?", "inheritance tax"),
         ("I let a spare room to a lodger - how much rent can I receive tax-free?", "property income"),
         ("How much can I earn from renting a room in my house tax-free?", "property income"),
+        ("What rent can we take for the two rooms we let in our own house before tax is due?", "property income"),
         ("I'm renting out my flat while I live abroad. Is the rent taxable?", "property income"),
         ("What stamp duty do I pay on a £300,000 house?", "stamp duty"),
         ("Is the interest on my savings taxed if I earn under the personal savings allowance?", "savings and investment income"),
