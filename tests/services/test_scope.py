@@ -378,3 +378,17 @@ def test_working_is_no_tie_to_a_job_for_someone_who_trades_on_their_own() -> Non
         "I'm a freelance designer but my employer pays for my broadband. Is that taxable?",
     ):
         assert not own_trade(tied, tied) and route(tied, [(tied, evidence)], EIM) == ([], None)
+
+
+def test_an_employee_asking_about_what_their_employer_gives_them_stays_with_employment_income() -> None:
+    # the Business Income Manual's pages on share schemes (the employer's deduction) matched
+    # "I was given shares by my employer" better than the EIM's, and took the question
+    question = "I was given shares by my employer. How is that taxed?"
+    better_elsewhere = {EIM: _evidence(EIM, 0.79), BIM: _evidence(BIM, 0.88), SAM: _evidence(SAM, 0.58)}
+    assert route(question, [(question, better_elsewhere)], EIM) == ([], None)
+    # without the employee's own words the evidence decides as before
+    neutral = "How are shares given to staff taxed?"
+    assert [r.manual for r in route(neutral, [(neutral, better_elsewhere)], EIM)[0]] == [BIM]
+    # an employee who names a trade of their own is routed there still
+    leaving = "I'm leaving my employer to go self-employed. Which costs of my new business can I deduct from my profits?"
+    assert [r.manual for r in route(leaving, [(leaving, better_elsewhere)], EIM)[0]] == [BIM]
