@@ -12,9 +12,9 @@ Other scrape damage repaired here, so every stage and every citation reads the s
 markdown bullets left inside paragraphs ("cars and vans*   motor cycles") become list items
 (``split_bullets``, after the joins, so an item wrapped over two <p> stays whole), markdown
 heading marks ("### Class") go, a reference glued to its word ("seeEIM13760", "EIM21850for")
-gets its space back, as do glued dates and statute numbers ("6April", "Section102"), table cells whose line breaks were lost ("First 10,000After that" beside "45p25p")
-become one row per line (``split_glued_row``), and titles lose their HTML entities
-(``clean_title``).
+gets its space back, as do glued dates and statute numbers ("6April", "Section102"), table
+cells whose line breaks were lost ("First 10,000After that" beside "45p25p") become one row
+per line (``split_glued_row``), and titles lose their HTML entities (``clean_title``).
 """
 
 from __future__ import annotations
@@ -178,9 +178,8 @@ def _block(kind: BlockKind, raw: str, hrefs: list[str]) -> Block | None:
 _RUNS_ON = re.compile(r"\b(?:a|an|and|as|at|by|for|from|in|of|on|or|see|the|to|with)$", re.I)
 
 
-_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b"
+_MONTH = rf"(?:{_MONTHS}|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b"  # as a cell's date may abbreviate it
 _OPERATOR = r"[-+=x\u00d7\u2013/]"
-_ENUMERATOR = re.compile(r"^\((?:[a-z]|[ivx]{1,4}|\d{1,2})\)\s")
 
 
 def _wraps_on(line: str, after: str, so_far: str = "") -> bool:
@@ -198,7 +197,7 @@ def _wraps_on(line: str, after: str, so_far: str = "") -> bool:
         after[:1].islower()
         or bool(_RUNS_ON.search(line))
         or opened.count("(") > opened.count(")")
-        or (after.startswith("(") and not _ENUMERATOR.match(after))
+        or (after.startswith("(") and not re.match(ITEM_LABEL, after))
         or bool(re.search(rf"(?:^|\s){_OPERATOR}$", line) or re.match(rf"{_OPERATOR}(?:\s|$)", after))
         or (line[-1:].isalpha() and bool(re.match(r"[\d\u00a3]", after)))
         or (line[-1:].isdigit() and bool(re.match(_MONTH, after)))

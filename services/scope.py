@@ -381,6 +381,7 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
     is every part (nothing is left for the home manual to answer)."""
     routes = []
     context = situation(question)
+    keyword = keyword_refusal(question)
     for part, evidence in parts:
         if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
@@ -389,7 +390,7 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
         best = belongs_elsewhere(evidence, home, asked, home_claim=not trade)
         if best is not None and _EMPLOYEES_OWN.search(asked) and not marks(asked, best.manual):
             best = None  # an employee asking about what their employer gives them: their employment income
-        if best is None and trade and keyword_refusal(question) is None:
+        if best is None and trade and keyword is None:
             # the asker's own trade, which no manual matches clearly: the manual of the regime
             # they name is their home, not this one ("I'm a freelance designer working from
             # home: can I claim part of my broadband?")
@@ -407,7 +408,7 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
             )
     if not routes or len(routes) < len(parts):
         # no clear home elsewhere: the keyword filter's refusal (routed to nothing) stands
-        return routes, keyword_refusal(question) if not routes else None
+        return routes, keyword if not routes else None
     named = ", ".join(dict.fromkeys(f"{r.manual_title} ({', '.join(p.section_id for p in r.pages)})" for r in routes))
     return routes, Refusal(
         category="out_of_scope",

@@ -7,9 +7,10 @@ is confirmed on another). Every question is answerable from the manual, so every
 category, conflicts included) is a false one. Reported: refusals by category, the share
 whose answer part cites the page itself (and the share citing it anywhere), answer and reply
 words, latency, and the verdicts of every claim: each quotes or renders a page of the manual,
-so a claim not marked supported is a rendering or a verifier defect, listed for reading. A page the corpus gives no text (a contents list or flowchart published as an
-empty body) has nothing to cite: it is still asked, but the own-page shares count only the
-pages with text, and the pages without are counted apart.
+so a claim not marked supported is a rendering or a verifier defect, listed for reading. A
+page the corpus gives no text (a contents list or flowchart published as an empty body) has
+nothing to cite: it is still asked, but the own-page shares count only the pages with text,
+and the pages without are counted apart.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ with the id of the paragraph under it; a rendered row cites its table."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
-import re
 
 import numpy as np
 

@@ -87,17 +87,15 @@ _POINTER = re.compile(
 )
 
 
-_ENDS_STATEMENT = re.compile(r"[.!?:;,][)\]\"'\u2019\u201d]*$")
-
-
 def is_label(unit: Unit) -> bool:
     """Whether a paragraph's line only names a topic ("Possibility of partial revocation",
     "Conditions", "Example: deferred bonus"; about 300 on EIM pages, headings the scrape
-    left as text): a few words, no figure, no closing punctuation. It states nothing."""
+    left as text): a few words, no figure, no closing punctuation (a statement's end, or the
+    comma of a line that runs on). It states nothing."""
     text = unit.text.strip()
     return (
         unit.row is None and not unit.heading and unit.paragraph.kind == "p" and len(text.split()) <= 8
-        and not _ENDS_STATEMENT.search(text) and not any(ch.isdigit() for ch in text)
+        and not (TERMINAL.search(text) or text.endswith(",")) and not any(ch.isdigit() for ch in text)
     )
 
 
