@@ -27,7 +27,6 @@ import lxml.html
 from lxml import etree
 from pydantic import BaseModel, Field
 
-from shared.contracts.corpus import ITEM_LABEL
 from shared.embeddings import english_words
 
 BlockKind = Literal["p", "li", "table", "pre", "heading"]
@@ -99,6 +98,7 @@ SENTENCE_END = re.compile(r"[.!?:;][)\]\"'\u2019\u201d\u00bb]*$")
 # A continuation starts in lower case or with punctuation that cannot open a sentence; "(a)",
 # "ii)", "b." open list items and "[Note ...]" / "(This text has been withheld ...)" are
 # editorial asides, so those do not continue a sentence.
+ITEM_LABEL = r"\(?(?:[a-z]|[ivx]+|\d+)[.)]\s"
 CONTINUES = re.compile(
     rf"^(?!{ITEM_LABEL})(?:[a-z,;:.)\]]|\((?!(?:[a-z]|[ivx]+|\d+)\))(?!This (?:text|content))|\[[a-z])"
 )
