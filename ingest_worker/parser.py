@@ -27,6 +27,9 @@ import lxml.html
 from lxml import etree
 from pydantic import BaseModel, Field
 
+from shared.contracts.corpus import ITEM_LABEL
+from shared.embeddings import english_words
+
 BlockKind = Literal["p", "li", "table", "pre", "heading"]
 
 SECTION_HEADINGS = {"h1": 2, "h2": 2, "h3": 3, "h4": 4}
@@ -61,9 +64,30 @@ GLUED_SPACES = tuple(
         r"\b(\d{2,3})(?=(?:consecutive|years?|months?|weeks?|days?)\b)",
     )
 )
-# The 2014 scrape ran "%f" through a printf: "100%first" became "100 0.000000irst", "7% from"
-# "7 0.000000rom" (EIM36640's title, EIM74607, EIM50700 ...).
+# The 2014 scrape ran the text through a printf, which ate "% f", "% d", "% c" and "% s"
+# after a figure: "100% first" became "100 0.000000irst", "100% deduction" "100 0eduction",
+# "10% ceiling" "10eiling", "100% subsidiary" "100ubsidiary" (EIM36640's title, EIM74607,
+# EIM15413, EIM68450, EIM16070 ...).
 PRINTF_PERCENT = re.compile(r"(?<=\d) 0\.000000(?=[a-z])")
+PRINTF_DIGIT = re.compile(r"(?<=\d) 0(?=[a-z]{3,}\b)")
+PRINTF_EMPTY = re.compile(r"(?<=\d)([a-z]{3,})\b")
+
+
+def undo_printf(text: str) -> str:
+    """Put back what the scrape's printf ate. A conversion that printed nothing ("% c", "% s")
+    leaves only the rest of its word glued to the figure, so the letter is the one that makes
+    an English word of it (and the glued letters are not a word or unit already: "16.00hrs")."""
+    text = PRINTF_DIGIT.sub("% d", PRINTF_PERCENT.sub("% f", text))
+
+    def restore(match: re.Match[str]) -> str:
+        rest = match.group(1)
+        words = english_words()
+        if rest in words:
+            return rest
+        letter = next((c for c in "cs" if c + rest in words), None)
+        return f"% {letter}{rest}" if letter else rest
+
+    return PRINTF_EMPTY.sub(restore, text)
 SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # Where a table cell's lost line break glued two lines: a word run into a capitalised word
 # ("10,000After", "allowanceAttendance"; not "McQuade"), or a figure run into a figure
@@ -75,7 +99,6 @@ SENTENCE_END = re.compile(r"[.!?:;][)\]\"'\u2019\u201d\u00bb]*$")
 # A continuation starts in lower case or with punctuation that cannot open a sentence; "(a)",
 # "ii)", "b." open list items and "[Note ...]" / "(This text has been withheld ...)" are
 # editorial asides, so those do not continue a sentence.
-ITEM_LABEL = r"\(?(?:[a-z]|[ivx]+|\d+)[.)]\s"
 CONTINUES = re.compile(
     rf"^(?!{ITEM_LABEL})(?:[a-z,;:.)\]]|\((?!(?:[a-z]|[ivx]+|\d+)\))(?!This (?:text|content))|\[[a-z])"
 )
@@ -110,7 +133,7 @@ def clean_text(raw: str) -> tuple[str, list[str]]:
     text = GLUED_REFERENCE.sub(" ", text.replace("\u00c2\u00a0", " "))  # a no-break space read as Latin-1 ("businessesÂ & corporations")
     for glued in GLUED_SPACES:
         text = glued.sub(r"\1 ", text)
-    text = PRINTF_PERCENT.sub("% f", text)
+    text = undo_printf(text)
     lines = [MARKDOWN_HEADING.sub("", line) for line in text.split("\n")]
     lines = [SPACES.sub(" ", MARKDOWN_BULLET.sub(f" {BULLET} ", line)).strip() for line in lines]
     return "\n".join(line for line in lines if line and line != BULLET), hrefs
@@ -128,7 +151,7 @@ def clean_title(raw: str) -> str:
     table cells (``ingest_worker.ingest`` titles such a page by its opening words)."""
     if _TABLE_CELLS.search(raw):
         return ""
-    return " ".join(PRINTF_PERCENT.sub("% f", html.unescape(_TAG.sub(" ", raw))).split())
+    return " ".join(undo_printf(html.unescape(_TAG.sub(" ", raw))).split())
 
 
 def opening_words(sections: list[Section], words: int) -> str:
@@ -241,16 +264,24 @@ def split_glued_row(cells: list[str]) -> list[list[str]]:
 
 
 def _table_text(table: etree._Element) -> str:
-    """One line per row, cells joined by ' | '; empty rows dropped (EIM31240 has several)."""
+    """One line per row, cells joined by ' | '; empty rows dropped. A table left with only the
+    row naming its columns when it had more (EIM31240's rates for 2002-03 to 2010-11: every cell under
+    "Kind of vehicle | Business miles | 2002/03 -2010-11" lost in the scrape) says nothing: ""."""
     rows = []
     caption = table.find("caption")
     if caption is not None:
         rows.append(" ".join(clean_text(_inline_text(caption))[0].split()))
-    for tr in table.iter("tr"):
+    trs = list(table.iter("tr"))
+    for tr in trs:
         cells = [_cell_text(cell) for cell in tr if cell.tag in ("td", "th")]
         if any(cells):
             rows += [" | ".join(row) for row in split_glued_row(cells)]
-    return "\n".join(rows)
+    filled = [tr for tr in trs if any(_cell_text(cell) for cell in tr if cell.tag in ("td", "th"))]
+    names_columns = bool(filled) and filled == trs[:1] and not _COMPUTED.search(rows[-1])  # not a computation's one line ("£9,000 x 4.83% ... | = | £144")
+    return "" if len(trs) > 1 and names_columns else "\n".join(rows)
+
+
+_COMPUTED = re.compile(r"[\u00a3$%=]|\d+p\b")
 
 
 def _heading_goes_on(heading: str, block: Block) -> bool:
@@ -276,6 +307,7 @@ class _Walker:
         self.after_heading = False  # nothing emitted since the last heading
         self.heading_hrefs: list[str] = []  # the links in the last heading
         self.heading_lines: set[int] = set()  # ids of blocks that were headings heading nothing
+        self.lost = False  # the last heading headed only a table the scrape emptied
 
     def emit(self, block: Block | None) -> None:
         if block is None:
@@ -301,7 +333,9 @@ class _Walker:
         # section's text instead, with any such lines before it.
         last = self.sections[-1]
         carried: list[Block] = []
-        if self.trail and self.trail[-1][0] >= level and all(id(b) in self.heading_lines for b in last.blocks):
+        if self.lost and not last.blocks:
+            self.sections.pop()  # its table's cells were lost: nothing under it to date or name
+        elif self.trail and self.trail[-1][0] >= level and all(id(b) in self.heading_lines for b in last.blocks):
             self.groups += 1  # a group of its own: a heading's line never joins the text after it
             carried = [*last.blocks, Block(kind="p", text=self.trail[-1][1], hrefs=self.heading_hrefs, group=self.groups)]
             self.heading_lines.add(id(carried[-1]))
@@ -310,6 +344,7 @@ class _Walker:
         self.sections.append(Section(headings=[h for _, h in self.trail], blocks=carried))
         self.heading_hrefs = _hrefs(element)
         self.after_heading = True
+        self.lost = False
 
     def enter(self) -> int:
         """Start a new container group; returns the enclosing one to restore."""
@@ -340,7 +375,9 @@ class _Walker:
         elif tag in LISTS:
             self.list_items(el)
         elif tag == "table":
-            self.emit(_block("table", _table_text(el), _hrefs(el)))
+            text = _table_text(el)
+            self.lost = self.lost or (not text and self.after_heading)
+            self.emit(_block("table", text, _hrefs(el)))
         elif tag == "pre":
             self.emit(_block("pre", "".join(el.itertext()), _hrefs(el)))
         elif tag in ("p", "li", "dt"):

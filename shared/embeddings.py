@@ -66,6 +66,16 @@ def _tokenizer_path() -> Path:
 
 
 @lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """The whole words of MiniLM's (uncased BERT) vocabulary: an offline English word list
+    (~20,000 common words), for telling a word from a fragment of one."""
+    import json
+
+    vocab = json.loads(_tokenizer_path().read_text())["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isalpha() and w.islower())
+
+
+@lru_cache(maxsize=1)
 def _untruncated_tokenizer():  # noqa: ANN202 (tokenizers.Tokenizer, imported lazily)
     from tokenizers import Tokenizer
 

@@ -33,7 +33,7 @@ CHUNKS = "chunks.jsonl"
 REFS = "refs.json"
 XREFS = "xrefs.json"
 GRAPH = "graph.json"
-FORMAT = 13  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings; 5: scrape repairs; 6: headings that head nothing kept as lines; 7: titles of table cells or markup repaired; 8: table cells' wrapped lines joined; 9: the scrape's printf'd '%f' repaired; 10: a table cell's wrapped lines joined by a space, not "; ", where they go on; 11: a paragraph ending on "and"/"or" goes on into the next; 12: spaces the scrape lost after references, in dates and statute numbers put back; 13: a no-break space read as Latin-1 repaired)
+FORMAT = 14  # bump when parsing/chunking changes so unchanged pages are re-parsed (3: split sentences joined; 4: split headings; 5: scrape repairs; 6: headings that head nothing kept as lines; 7: titles of table cells or markup repaired; 8: table cells' wrapped lines joined; 9: the scrape's printf'd '%f' repaired; 10: a table cell's wrapped lines joined by a space, not "; ", where they go on; 11: a paragraph ending on "and"/"or" goes on into the next; 12: spaces the scrape lost after references, in dates and statute numbers put back; 13: a no-break space read as Latin-1 repaired; 14: the rest of what the printf ate ("% d", "% c", "% s"), a table emptied under its column names dropped)
 
 # A manual's name as GOV.UK spells it: lower-case words joined by hyphens. Anything else
 # (dots, slashes, a trailing slash) is refused before it reaches a path or a cache key.

@@ -13,6 +13,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 GOV_UK = "https://www.gov.uk"
+# How the manual labels a list item: "(a) ", "ii) ", "3. " (the parser does not run such a
+# line on from the one before; the stitcher keeps a labelled list in its order).
+ITEM_LABEL = r"\(?(?:[a-z]|[ivx]+|\d+)[.)]\s"
 
 
 def chunk_id(section_id: str, position: int) -> str:

@@ -155,7 +155,7 @@ def test_footnotes_work_from_the_keyboard(visit: Visit, mileage_question: EvalQu
 REFUSAL_CARDS = {
     "D41": ("out_of_scope", "Outside what this navigator covers"),  # VAT registration threshold
     "D45": ("malformed", "That could not be read as a question"),  # keyboard mash
-    "D47": ("low_coverage", "The manual does not cover this well enough"),  # the £500 medical exemption (post-2014)
+    "D48": ("low_coverage", "The manual does not cover this well enough"),  # the OpRA rules (from 2017, after the manual)
     "D49": ("stale", "The manual may be out of date for this"),  # van benefit for 2025-26
 }
 

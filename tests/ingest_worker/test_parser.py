@@ -319,6 +319,38 @@ def test_the_scrapes_printf_percent_is_repaired_in_titles_and_text(corpus_dir: P
 
 
 @pytest.mark.parametrize(
+    ("section", "reads", "eaten"),
+    [
+        ("EIM68450", "The 10% ceiling does not apply to pub employees", "10eiling"),  # "% c" printed nothing
+        ("EIM16070", "a 100% subsidiary of the employer", "100ubsidiary"),  # "% s" printed nothing
+        ("EIM11924", "(£100,000 plus 1.5% commission to the supplier)", "1.5ommission"),
+        ("EIM15413", "where a 100% deduction is allowable", "100 0eduction"),  # "% d" printed " 0"
+    ],
+)
+def test_words_the_scrapes_printf_ate_are_put_back(corpus_dir: Path, section: str, reads: str, eaten: str) -> None:
+    text = " ".join(b.text for b in blocks_of(corpus_dir, section))
+    assert reads in text and eaten not in text
+
+
+def test_a_figure_glued_to_a_word_or_unit_is_not_taken_for_a_printf() -> None:
+    # the letters after the figure are a word or unit already, or no letter makes them one
+    assert clean_text("at 16.00hrs, 12hours and 5xyzq")[0] == "at 16.00hrs, 12hours and 5xyzq"
+
+
+def test_a_table_the_scrape_emptied_under_its_column_names_is_dropped_with_its_heading(corpus_dir: Path) -> None:
+    # EIM31240's 2002-03 to 2010-11 rates: four rows of empty cells under "Kind of vehicle |
+    # Business miles | 2002/03 -2010-11"; quoted, the names read as a statement of nothing
+    sections = parse_body(page(corpus_dir, "EIM31240")["details"]["body"])
+    tables = [b.text for s in sections for b in s.blocks if b.kind == "table"]
+    assert len(tables) == 1 and tables[0].startswith("Kind of vehicle | Business miles | 2011-12 onwards")
+    assert not any("2010-11" in h for s in sections for h in s.headings)
+    assert all(b.text != "For 2002-03 to 2010-11" for s in sections for b in s.blocks)
+    # a computation's one line above empty rows is kept (EIM26221)
+    lines = [b.text for b in blocks_of(corpus_dir, "EIM26221") if b.kind == "table"]
+    assert any(line.startswith("£9,000 x 4.83% x 4") for line in lines)
+
+
+@pytest.mark.parametrize(
     ("section", "reads", "glued"),
     [
         ("EIM11366", "(see EIM20202 onwards)", "EIM20202onwards"),  # after a reference

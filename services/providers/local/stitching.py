@@ -23,6 +23,7 @@ import numpy as np
 
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import ClaimRole
+from shared.contracts.corpus import ITEM_LABEL
 from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResult
 from shared.index import CorpusIndex
 from shared.meaning import closeness
@@ -363,7 +364,7 @@ def lead_first(lead: int, start: int, chosen: dict[int, Unit]) -> list[DraftSent
     return [c for run in [first, *ours, *others] for c in claims_of({j: chosen[j] for j in run}, order=items_by_score(run, chosen))]
 
 
-_ENUMERATED = re.compile(r"^\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s")
+_ENUMERATED = re.compile(rf"^{ITEM_LABEL}")
 
 
 def items_by_score(run: list[int], chosen: dict[int, Unit]) -> list[int]:

@@ -172,7 +172,7 @@ def _scraped_table(corpus_dir, section: str, contains: str, pid: str) -> Paragra
     raise AssertionError(f"no table of {section} holds {contains!r}")
 
 
-MILEAGE_TABLE = "EIM31240#c2.p0"  # "Kind of vehicle | Business miles | 2011-12 onwards\nCar or van | First 10,000After that | 45p25p ..."
+MILEAGE_TABLE = "EIM31240#c1.p0"  # "Kind of vehicle | Business miles | 2011-12 onwards\nCar or van | First 10,000After that | 45p25p ..."
 ROW_RENDERED = "Car or van, 2011-12 onwards: first 10,000 business miles 45p, after that 25p"
 
 
