@@ -272,11 +272,12 @@ def _table_text(table: etree._Element) -> str:
     if caption is not None:
         rows.append(" ".join(clean_text(_inline_text(caption))[0].split()))
     trs = list(table.iter("tr"))
+    filled = []
     for tr in trs:
         cells = [_cell_text(cell) for cell in tr if cell.tag in ("td", "th")]
         if any(cells):
+            filled.append(tr)
             rows += [" | ".join(row) for row in split_glued_row(cells)]
-    filled = [tr for tr in trs if any(_cell_text(cell) for cell in tr if cell.tag in ("td", "th"))]
     names_columns = bool(filled) and filled == trs[:1] and not _COMPUTED.search(rows[-1])  # not a computation's one line ("£9,000 x 4.83% ... | = | £144")
     return "" if len(trs) > 1 and names_columns else "\n".join(rows)
 
