@@ -38,6 +38,8 @@ HEADLINE_KEYS = (
 )
 # The earlier figures, kept to locate a failure (any answer counts, any cited page counts).
 DIAGNOSTIC_KEYS = (
+    "lead_on_point",
+    "lead_facts_when_on_point",
     "verdict_accuracy",
     "citation_gold_recall",
     "citation_gold_complete",

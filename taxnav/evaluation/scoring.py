@@ -12,6 +12,10 @@ Definitions (the report repeats them):
   answered answerable questions.
 - first sentence holds a fact: share of answered answerable questions whose first answer-part
   claim states a key fact.
+- lead on point (diagnostic): share of answered answerable questions whose first answer-part
+  claim cites a gold/also_ok section: whether the answer leads from a page that answers (page
+  choice). Lead facts when on point: lead facts over those questions alone (sentence choice
+  within the right page). Together they say which of the two a lead-facts shortfall is.
 - answer words / reply words: words of the answer part / of the whole reply (answer + detail),
   median over answered questions.
 - verdict correct (diagnostic): answered when the question expects an answer; refused with the expected
@@ -174,6 +178,7 @@ class QuestionOutcome(BaseModel):
     reply_words: int = 0
     answer_claims: int = 0
     answer_claims_on_gold: int = 0
+    lead_on_point: bool = False  # the first answer-part claim cites a gold/also_ok section
 
 
 REPLY_WINDOW_WORDS = 350  # a longer reply earns nothing past this word
@@ -321,6 +326,7 @@ def score_result(
         reply_words=word_count(reply),
         answer_claims=len(answer_sentences),
         answer_claims_on_gold=len(on_gold),
+        lead_on_point=bool(answer_sentences) and bool(on_gold) and on_gold[0] is answer_sentences[0],
         id=question.id,
         question=question.question,
         expect=question.expect,
@@ -391,6 +397,8 @@ class VariantMetrics(BaseModel):
     key_facts_in_reply_window: float  # key facts within the reply's first 350 words / all key facts
     claim_precision: float  # answer-part claims citing gold/also_ok / answer-part claims (answerable)
     first_sentence_fact: float  # answered answerable questions whose first claim states a key fact
+    lead_on_point: float  # diagnostic: answered answerable questions whose first claim cites gold/also_ok
+    lead_facts_when_on_point: float  # diagnostic: lead facts over those questions alone
     answer_words_median: float
     reply_words_median: float
     correct: int  # diagnostic from here on: verdict alone (any answer counts)
@@ -431,6 +439,7 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
     retrieval_ms = [o.retrieval_ms for o in outcomes if o.retrieval_ms is not None]
     faithfulness = [o.faithfulness for o in answered if o.faithfulness is not None]
     answered_answerable = [o for o in answerable if o.status == "answered"]
+    on_point = [o for o in answered_answerable if o.lead_on_point]
     return VariantMetrics(
         questions=len(outcomes),
         strict_correct=sum(o.strict_correct for o in outcomes),
@@ -442,6 +451,10 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
             sum(o.answer_claims_on_gold for o in answered_answerable), sum(o.answer_claims for o in answered_answerable)
         ),
         first_sentence_fact=_ratio(sum(o.first_sentence_fact for o in answered_answerable), len(answered_answerable)),
+        lead_on_point=_ratio(len(on_point), len(answered_answerable)),
+        lead_facts_when_on_point=_ratio(
+            sum(len(o.lead_facts) for o in on_point), sum(len(o.key_facts_found) + len(o.key_facts_missing) for o in on_point)
+        ),
         answer_words_median=statistics.median(o.answer_words for o in answered) if answered else 0.0,
         reply_words_median=statistics.median(o.reply_words for o in answered) if answered else 0.0,
         correct=sum(o.correct for o in outcomes),

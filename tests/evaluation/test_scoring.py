@@ -403,6 +403,23 @@ def test_lead_facts_first_sentence_and_claim_precision():
     assert m.answer_words_median == (outcome.answer_words + first.answer_words) / 2 == (9 + 64 + 5 + 1) / 2
 
 
+def test_lead_on_point_splits_page_choice_from_sentence_choice():
+    # led from an off-gold page, the gold page second: the facts are there, the lead page is wrong
+    off = _strict([_sentence("Cars get 45p a mile.", "EIM99999#c0.p0"), _sentence("Cars get 45p, 25p after 10,000 miles.")])
+    # led from the gold page, but by a sentence without the facts: the page is right, the sentence is not
+    vague = _strict([_sentence("Mileage payments are tax-free up to the approved amount."), _sentence("Cars get 45p.")])
+    right = _strict([_sentence("Cars get 45p a mile, 25p after 10,000 miles.")])
+    assert (off.lead_on_point, vague.lead_on_point, right.lead_on_point) == (False, True, True)
+    m = aggregate([off, vague, right], STAGES)
+    assert m.lead_on_point == pytest.approx(2 / 3)
+    # lead facts counted over the on-point questions alone: vague 1 of 3 (45p is within 60 words), right 3 of 3
+    assert vague.lead_facts == ["45p"]
+    assert m.lead_facts_when_on_point == pytest.approx(4 / 6)
+    assert m.lead_facts == pytest.approx((3 + 1 + 3) / 9)  # off holds all three in its first 60 words, from the wrong page
+    refused = score_result(_answerable(), _refused("low_coverage"), latency_ms=1.0, facts=checkable_facts)
+    assert not refused.lead_on_point and aggregate([refused], STAGES).lead_on_point == 1.0  # nothing answered: nothing wrong
+
+
 def test_strict_headline_counts_refusals_of_the_right_category_only():
     refuse = EvalQuestion(id="R", question="VAT?", expect="refuse", refusal="out_of_scope")
     right = score_result(refuse, _refused("out_of_scope"), latency_ms=1.0, facts=checkable_facts)
