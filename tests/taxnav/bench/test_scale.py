@@ -31,16 +31,21 @@ def test_copies_are_renamed_everywhere_but_the_text(tmp_path, corpus_dir):
     assert len(listed) == 3 * len(PAGES) and "EIM31240X2" in listed
 
 
-def test_the_benchmark_ingests_each_size_and_writes_its_figures(tmp_path, corpus_dir, slice_data_dir, embedding_cache, monkeypatch):
+def _scale_report(tmp_path: Path, corpus_dir: Path, data_dir: Path, rounds: int, mode: str) -> dict:
+    """`taxnav bench scale` at sizes 1 and 2 of PAGES, one question; its written report."""
     source = small_corpus(corpus_dir, tmp_path / "source", {EIM: PAGES})
-    monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(embedding_cache))
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"question": "how much can my employer pay me per mile for my own car?"}) + "\n")
     out = tmp_path / "scale.json"
-    args = ["bench", "scale", "--data-dir", str(slice_data_dir), "--source", str(source), "--sizes", "1,2", "--questions", str(questions),
-            "--rounds", "2", "--work-dir", str(tmp_path), "--out", str(out), "--mode", "embedded"]  # fmt: skip
+    args = ["bench", "scale", "--data-dir", str(data_dir), "--source", str(source), "--sizes", "1,2", "--questions", str(questions),
+            "--rounds", str(rounds), "--work-dir", str(tmp_path), "--out", str(out), "--mode", mode]  # fmt: skip
     assert cli.main(args) == 0
-    report = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_the_benchmark_ingests_each_size_and_writes_its_figures(tmp_path, corpus_dir, slice_data_dir, embedding_cache, monkeypatch):
+    monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(embedding_cache))
+    report = _scale_report(tmp_path, corpus_dir, slice_data_dir, rounds=2, mode="embedded")
     one, two = report["sizes"]
     assert (one["pages"], two["pages"]) == (len(PAGES), 2 * len(PAGES)) and two["chunks"] == 2 * one["chunks"]
     assert two["model_embedded"] == 0  # the copies' text is the original's: all from the cache
@@ -51,15 +56,8 @@ def test_the_benchmark_ingests_each_size_and_writes_its_figures(tmp_path, corpus
 
 @pytest.mark.distributed
 def test_the_distributed_run_serves_each_size_through_real_workers(tmp_path, corpus_dir, slice_data_dir, embedding_cache, monkeypatch):
-    source = small_corpus(corpus_dir, tmp_path / "source", {EIM: PAGES})
     monkeypatch.setenv("TAXNAV_INGEST__EMBEDDING_CACHE_DIR", str(embedding_cache))
-    questions = tmp_path / "q.jsonl"
-    questions.write_text(json.dumps({"question": "how much can my employer pay me per mile for my own car?"}) + "\n")
-    out = tmp_path / "scale.json"
-    args = ["bench", "scale", "--data-dir", str(slice_data_dir), "--source", str(source), "--sizes", "1,2", "--questions", str(questions),
-            "--rounds", "1", "--work-dir", str(tmp_path), "--out", str(out), "--mode", "distributed"]  # fmt: skip
-    assert cli.main(args) == 0
-    report = json.loads(out.read_text())
+    report = _scale_report(tmp_path, corpus_dir, slice_data_dir, rounds=1, mode="distributed")
     for row in report["sizes"]:
         served = row["distributed"]
         assert served["query_ms"]["n"] == 1 and served["workers_rss_mb"] > served["gateway_rss_mb"] > 0
