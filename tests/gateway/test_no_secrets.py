@@ -47,8 +47,11 @@ def test_no_route_shows_the_redis_password_address_or_data_path(tmp_path, redis,
         assert any(status == 503 for _, status, _ in outputs)  # Redis really was in the way
         for where, status, text in outputs:
             assert status < 500 or status in (502, 503, 504), (where, status, text)
-            for secret in (PASSWORD, "admin:", "6399", "6379", "127.0.0.1", str(data_dir), str(data_dir.resolve())):
+            for secret in (PASSWORD, "admin:", "127.0.0.1", str(data_dir), str(data_dir.resolve())):
                 assert secret not in text, (where, secret, text)
+            for port in ("6399", "6379"):
+                # a port as a number of its own: /metrics' timestamps (1.796308022406399e+09) hold any four digits
+                assert not re.search(rf"(?<!\d){port}(?!\d)", text), (where, port, text)
 
 
 @pytest.mark.parametrize(
