@@ -36,7 +36,8 @@ HEADLINE_KEYS = (
     "answer_words_median",
     "reply_words_median",
 )
-# The earlier figures, kept to locate a failure (any answer counts, any cited page counts).
+# Figures to locate a failure: whether the lead's page or its sentence misses, then the earlier
+# figures (any answer counts, any cited page counts).
 DIAGNOSTIC_KEYS = (
     "lead_on_point",
     "lead_facts_when_on_point",

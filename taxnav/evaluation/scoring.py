@@ -422,6 +422,11 @@ class VariantMetrics(BaseModel):
     median_retrieval_ms: float | None
 
 
+def key_facts_of(outcomes: Sequence[QuestionOutcome]) -> int:
+    """The questions' key facts, found or not."""
+    return sum(len(o.key_facts_found) + len(o.key_facts_missing) for o in outcomes)
+
+
 def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> VariantMetrics:
     """Scores of one variant. ``stages``: the pipeline's stage names in order (recall keys)."""
     with_gold = [o for o in outcomes if o.gold_sections]
@@ -431,7 +436,7 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
         for s in stage_names
     }
     answerable = [o for o in outcomes if o.expect == "answer"]
-    facts_total = sum(len(o.key_facts_found) + len(o.key_facts_missing) for o in answerable)
+    facts_total = key_facts_of(answerable)
     facts_found = sum(len(o.key_facts_found) for o in answerable)
     answered = [o for o in outcomes if o.status == "answered"]
     claims = [c for o in answered for c in o.claims]
@@ -452,9 +457,7 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
         ),
         first_sentence_fact=_ratio(sum(o.first_sentence_fact for o in answered_answerable), len(answered_answerable)),
         lead_on_point=_ratio(len(on_point), len(answered_answerable)),
-        lead_facts_when_on_point=_ratio(
-            sum(len(o.lead_facts) for o in on_point), sum(len(o.key_facts_found) + len(o.key_facts_missing) for o in on_point)
-        ),
+        lead_facts_when_on_point=_ratio(sum(len(o.lead_facts) for o in on_point), key_facts_of(on_point)),
         answer_words_median=statistics.median(o.answer_words for o in answered) if answered else 0.0,
         reply_words_median=statistics.median(o.reply_words for o in answered) if answered else 0.0,
         correct=sum(o.correct for o in outcomes),
