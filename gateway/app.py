@@ -27,6 +27,7 @@ from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders
 from services.dispatch import WARM_UP_QUESTION, answer
+from services.providers.local.selection import page_ranker
 from services.results import make_store
 from shared import __version__, heap
 from shared.config import Settings, get_settings
@@ -99,6 +100,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         sys.setswitchinterval(settings.gateway.switch_interval_ms / 1000)  # process-wide: the server's process
+        if settings.models.provider == "local":
+            page_ranker(settings)  # a model trained on other features than we compute stops start-up (RankerModelError)
         threading.Thread(target=warm_up, args=(settings, app.state.warm), name="warm-up", daemon=True).start()
         yield
 

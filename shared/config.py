@@ -109,9 +109,8 @@ class LocalSelectionSettings(BaseModel):
 
     max_pages: int = Field(8, description="recall-greedy: pages kept at most")
     strict_pages: int = Field(2, description="strict: pages kept at most")
-    min_relevance: float = Field(0.30, description="below this no page is about the question")
-    # Off-topic questions measured here reach about 0.41 and the manual's own questions start
-    # near 0.49; a question in the vocabulary of jobs and pay (scope.employment_tie) is given a wider margin.
+    page_model: Path | None = Field(None, description="the page ranker's model file (services/ranking; default: the one trained in the repo)")
+    min_coverage: float = Field(0.30, description="keywords only (no vectors): the share of the question one page must hold for it to be on topic")
     min_similarity: float = Field(0.45, description="the best chunk's cosine with the question below which nothing is on topic")
     min_similarity_tied: float = Field(0.38, description="the same for a question in the vocabulary of jobs and pay")
     # Asked "what are the rules on <title>?", every page title of the manual but one holds the
@@ -119,23 +118,9 @@ class LocalSelectionSettings(BaseModel):
     # the manual lacks, finds at most about half its weight in any one title of the manual, so
     # the line sits between them.
     title_on_topic: float = Field(0.7, description="a candidate page title holding this idf-weighted share of the question's own subject terms makes it on topic whatever the cosine")
-    keep_ratio: float = Field(0.72, description="recall-greedy keeps pages within this share of the best page")
-    linked_ratio: float = Field(0.55, description="the share a page the kept pages link to needs")
-    rate_figures_relief: float = Field(0.07, description="less share needed by a page with figures for a rate question")
+    keep_ratio: float = Field(0.5, description="recall-greedy keeps pages whose probability of answering is at least this share of the best page's")
     strict_ratio: float = Field(0.92, description="strict keeps pages within this share of the best page")
-    part_ratio: float = Field(0.7, description="a page kept for one part of the question needs this share of the best page")
-    vector_weight: float = Field(0.5, description="weight of the best chunk's cosine against the page's term coverage")
-    authority_weight: float = Field(0.15, description="weight of the links other candidates make to a page")
-    title_weight: float = Field(0.2, description="weight of the title's coverage of the question (titles name the rule a page states)")
-    title_meaning_weight: float = Field(1.0, description="weight of the page title's cosine with the question above title_meaning_floor (shared/meaning.py; 0 turns it off)")
-    title_meaning_floor: float = Field(0.7, description="the title's cosine above which the question restates what the page is about")
-    title_meaning_pages: int = Field(8, description="the best pages whose titles are embedded for it (a model call per title not seen before)")
-    example_page_factor: float = Field(0.9, description="an example page's relevance is scaled by this, divided when one is asked for")
-    ended_page_factor: float = Field(0.85, description="a page titled by a period that has ended (tables.title_ended) has its relevance scaled by this when the question names no year")
-    lookup_bonus: float = Field(0.1, description="a page whose table is keyed by the asker's own figure")
-    limit_bonus: float = Field(0.2, description="a page setting a limit of the same order as an amount the asker gives (tables.states_limit_near)")
-    subject_bonus: float = Field(0.15, description="the page's title names the question's subject")
-    title_restated_bonus: float = Field(0.3, description="times the title match, for a page whose title the question restates (retrieval.title_match_floor; 0 turns it off)")
+    part_ratio: float = Field(0.5, description="a page kept for one part of the question needs this share of the best page's probability")
     expansion_weight: float = Field(0.5, description="the manual's words for the question's everyday words count this share of their idf (stitching weighs the question the same way)")
 
 

@@ -14,6 +14,7 @@ import services.cli
 import taxnav.bench
 import taxnav.chat
 import taxnav.evaluation.cli
+import taxnav.ranker
 from shared import __version__
 from shared.cli_common import Exit, common_options, settings_from
 
@@ -24,6 +25,7 @@ SUBCOMMAND_MODULES = (
     gateway.cli,  # taxnav serve
     taxnav.evaluation.cli,  # taxnav eval
     taxnav.bench,  # taxnav bench ingest|query|conversation|load|scale|screens
+    taxnav.ranker,  # taxnav ranker train|cv
 )
 
 
@@ -49,7 +51,7 @@ Settings are TAXNAV_* environment variables (see .env.example).
 `taxnav COMMAND --help` describes each command."""
 
 # Subcommands whose code needs an optional extra of pyproject.toml: (extra, modules it brings).
-EXTRAS = {"eval": ("eval", ("matplotlib", "haystack"))}
+EXTRAS = {"eval": ("eval", ("matplotlib", "haystack")), "ranker": ("eval", ("sklearn",))}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -51,6 +51,6 @@ def test_resolve_variants_puts_full_first_and_rejects_unknown_names():
 
 def test_a_dotted_path_reaches_the_local_providers_tuning_and_leaves_the_rest():
     base = Settings()
-    tuned = with_overrides(base, {"selection.local.keep_ratio": 0.5, "selection.local.max_pages": 3, "selection.strategy": "strict"})
-    assert (tuned.selection.local.keep_ratio, tuned.selection.local.max_pages, tuned.selection.strategy) == (0.5, 3, "strict")
-    assert tuned.selection.local.linked_ratio == base.selection.local.linked_ratio and base.selection.local.keep_ratio == 0.72
+    tuned = with_overrides(base, {"selection.local.keep_ratio": 0.3, "selection.local.max_pages": 3, "selection.strategy": "strict"})
+    assert (tuned.selection.local.keep_ratio, tuned.selection.local.max_pages, tuned.selection.strategy) == (0.3, 3, "strict")
+    assert tuned.selection.local.strict_ratio == base.selection.local.strict_ratio and base.selection.local.keep_ratio == 0.5

@@ -29,7 +29,7 @@ from shared.index import CorpusIndex
 from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
-from services.providers.local.selection import chunk_similarity, page_title
+from services.providers.local.page_features import chunk_similarity, page_title
 from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, computation_line, gives,
