@@ -165,6 +165,13 @@ def test_ingest_unknown_manual_lists_the_manuals_there(tmp_path: Path, corpus_di
     assert not (tmp_path / "data" / "ingest_runs.jsonl").exists()  # nothing started
 
 
+def test_ingest_from_a_source_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
+    done = taxnav("ingest", "--data-dir", str(tmp_path / "data"), "--source", str(tmp_path / "nonexistent"))
+    assert done.returncode == Exit.USAGE, done.stderr  # as `taxnav ingest --help` says: bad --source
+    assert "is neither an http(s) URL nor a directory" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "data" / "ingest_runs.jsonl").exists()  # nothing started
+
+
 def test_eval_without_its_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "haystack", None)  # what an install without the extra looks like to import
     assert cli.main(["eval", "--out", str(tmp_path / "report")]) == Exit.USAGE
