@@ -10,7 +10,7 @@ PORT ?= 8000
 # Root installs with apt-get directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query screens up down
+.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query screens up down config
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -87,9 +87,23 @@ screens: setup chromium
 
 # The distributed stack. PROFILE picks the stores: local (Redis + embedded stores), servers
 # (Redis + OpenSearch + Qdrant); .env's COMPOSE_PROFILES wins when set (deploy/README.md).
+# Compose is Docker's plugin, else the test extra's binary (deploy/compose.sh): `config` runs
+# anywhere; `up` and `down` need a Docker daemon, and say so when none answers.
 PROFILE ?= local
+FIND_COMPOSE = compose="$$(deploy/compose.sh $(PY))" || exit 1
+NEEDS_DAEMON = $$compose ls >/dev/null 2>&1 || { \
+	  echo "make $@ needs a running Docker daemon, which $$compose cannot reach (is dockerd running? DOCKER_HOST?);" \
+	       "make config checks docker-compose.yml without one" >&2; exit 1; }
+
 up:
-	COMPOSE_PROFILES=$${COMPOSE_PROFILES:-$(PROFILE)} docker compose up -d --build
+	@$(FIND_COMPOSE); $(NEEDS_DAEMON); \
+	set -x; COMPOSE_PROFILES=$${COMPOSE_PROFILES:-$(PROFILE)} $$compose up -d --build
 
 down:
-	docker compose --profile local --profile servers down
+	@$(FIND_COMPOSE); $(NEEDS_DAEMON); \
+	set -x; $$compose --profile local --profile servers down
+
+config:
+	@$(FIND_COMPOSE); \
+	COMPOSE_PROFILES=$${COMPOSE_PROFILES:-$(PROFILE)} $$compose config --quiet && \
+	echo "docker-compose.yml is valid (profile $${COMPOSE_PROFILES:-$(PROFILE)}; $$compose)"

@@ -26,6 +26,7 @@ from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders
+from services.conversation_store import make_conversation_store
 from services.dispatch import WARM_UP_QUESTION, answer
 from services.providers.local.selection import page_ranker
 from services.results import make_store
@@ -102,6 +103,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sys.setswitchinterval(settings.gateway.switch_interval_ms / 1000)  # process-wide: the server's process
         if settings.models.provider == "local":
             page_ranker(settings)  # a model trained on other features than we compute stops start-up (RankerModelError)
+        # Now, not at the first conversation: where they are kept (a read-only data directory's
+        # fallback) is said at start-up.
+        app.state.conversations = make_conversation_store(settings)
         threading.Thread(target=warm_up, args=(settings, app.state.warm), name="warm-up", daemon=True).start()
         yield
 

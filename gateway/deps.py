@@ -12,7 +12,7 @@ from gateway.errors import ApiError
 from gateway.metrics import GatewayMetrics
 from services.results import QuestionStore
 from shared.config import Settings
-from shared.generation import InvalidManualName, canonical_manual, ingested_manuals
+from shared.generation import InvalidManualName, UnknownManual, canonical_manual, ingested_manuals, requested_manual
 from shared.index import CorpusIndex  # every route module loads the pipeline, and the index with it
 
 
@@ -34,25 +34,20 @@ MetricsDep = Annotated[GatewayMetrics, Depends(get_metrics)]
 
 
 def valid_manual(settings: Settings, manual: str | None) -> str:
-    """The canonical name of a requested manual: the configured one when none is named (its
-    index may still be missing: a 503 later), else one of the ingested manuals, or a typed
-    422 (not a manual's name) / 404 (not ingested) listing the ingested ones."""
+    """The canonical name of a requested manual (shared/generation.py ``requested_manual``, as
+    `taxnav ask` reads it), or a typed 422 (not a manual's name) / 404 (not ingested) listing
+    the ingested ones; no manual named: the configured one (its index may still be missing: a
+    503 later)."""
     try:
-        configured = canonical_manual(settings.manual)
+        canonical_manual(settings.manual)
     except InvalidManualName as exc:  # a deployment mistake, not the client's
         raise ApiError(503, "index_unavailable", "The configured manual is not a manual's name (TAXNAV_MANUAL).") from exc
-    if manual is None:
-        return configured
     try:
-        name = canonical_manual(manual)
+        return requested_manual(settings, manual)
     except InvalidManualName as exc:
         raise ApiError(422, "invalid_manual", str(exc), {"manuals": ingested_manuals(settings)}) from exc
-    if name == configured:
-        return name
-    available = ingested_manuals(settings)
-    if name not in available:
-        raise ApiError(404, "unknown_manual", f"No ingested manual {name}; ingested: {', '.join(available) or 'none'}.", {"manuals": available})
-    return name
+    except UnknownManual as exc:
+        raise ApiError(404, "unknown_manual", str(exc), {"manuals": exc.available}) from exc
 
 
 def open_index(settings: Settings, manual: str | None = None) -> CorpusIndex:

@@ -109,8 +109,10 @@ def resolve_source(source: str, asked: list[str] | None, default: list[str]) -> 
     manuals) or one manual's own folder (it holds ``_manual.json``: its parent is the root).
     In a directory, every manual asked for must be there: the error lists the ones that are."""
     folder = Path(source)
-    if is_url(source) or not folder.is_dir():  # a server's manuals cannot be listed; a bad path fails as a run
+    if is_url(source):  # a server's manuals cannot be listed: one missing fails as a run
         return source, default if asked is None else list(asked)
+    if not folder.is_dir():  # a usage error, as --help says: nothing to start a run on
+        raise SourceError(f"--source {source} is neither an http(s) URL nor a directory")
     if (folder / "_manual.json").is_file():  # one manual's folder
         own = folder.resolve().name
         if asked is not None and set(asked) - {own, "all"}:

@@ -20,7 +20,7 @@ from services.errors import PipelineError
 from shared.cli_common import Exit
 from shared.config import Settings
 from shared.contracts.api import Citation, QuestionRequest, QuestionResult
-from shared.generation import ingested_manuals
+from shared.generation import InvalidManualName, UnknownManual, ingested_manuals, listed, requested_manual
 
 ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
 VERDICT_STYLES = {"supported": "green", "partially_supported": "yellow", "unsupported": "red", "contradicted": "bold red"}
@@ -112,9 +112,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.conversation:  # a conversation's turn: the handler `taxnav chat` registered (taxnav/chat.py)
         return args.conversation_turn(args, settings)
-    manual = args.manual or settings.manual
+    try:  # read as the API reads `manual` (its 422 invalid_manual, 404 unknown_manual)
+        manual = requested_manual(settings, args.manual)
+    except InvalidManualName as exc:
+        print(f"taxnav ask: invalid_manual: {exc}; ingested: {listed(ingested_manuals(settings))}", file=sys.stderr)
+        return Exit.USAGE
+    except UnknownManual as exc:
+        print(f"taxnav ask: unknown_manual: {exc}", file=sys.stderr)
+        return Exit.USAGE
     available = ingested_manuals(settings)
-    if manual not in available:
+    if manual not in available:  # the configured manual, not ingested yet
         have = f"ingested here: {', '.join(available)}" if available else "none is ingested yet"
         print(f"taxnav ask: no index for manual {manual!r} in {settings.data_dir} ({have}); run `taxnav ingest` first", file=sys.stderr)
         return Exit.USAGE
@@ -151,7 +158,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     )
     parser.add_argument("question", help="the question, in quotes")
     parser.add_argument("--json", action="store_true", help="print the result JSON (as the API returns it)")
-    parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual, the EIM)")
+    parser.add_argument("--manual", default=None, help="an ingested manual's slug, any case (default: settings.manual, the EIM)")
     parser.add_argument("--conversation", default=None, metavar="ID", help="ask as the next turn of conversation ID ('new' starts one)")
     parser.add_argument("--condition", default=None, help="with --conversation: choose this option of the previous turn's conflict")
     parser.set_defaults(func=run)

@@ -10,6 +10,7 @@ The conversations themselves live in a ``ConversationStore``: files in the data 
 from __future__ import annotations
 
 import fcntl
+import logging
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -28,6 +29,9 @@ from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.conversation import Conversation, ConversationQuestion, FollowUpInfo, PendingTurn, TurnResult
 from shared.contracts.pipeline import PipelineState
+from shared.fs import process_temp_dir, writable
+
+log = logging.getLogger(__name__)
 
 # ---- a turn as a question ------------------------------------------------------------------
 
@@ -160,13 +164,31 @@ class ConversationStore(ABC):
     def _locked(self, conversation_id: str) -> Iterator[None]: ...
 
 
+def conversations_dir(settings: Settings) -> Path:
+    """Where embedded mode keeps conversations: ``settings.conversations.dir``, else
+    ``<data dir>/conversations``. One that cannot be written (a read-only data directory) gives
+    way to a private temp directory, said in the log, so serving still works; its
+    conversations last as long as the process."""
+    wanted = settings.conversations.dir or Path(settings.data_dir) / "conversations"
+    if writable(wanted):
+        return wanted
+    fallback = process_temp_dir("taxnav-conversations-")
+    log.warning(
+        "conversations: %s is not writable (a read-only data directory?); keeping them in %s for this process only "
+        "(TAXNAV_CONVERSATIONS__DIR names a writable directory)",
+        wanted,
+        fallback,
+    )
+    return fallback
+
+
 class FileStore(ConversationStore):
-    """Embedded mode: one JSON file per conversation under the data directory; expired ones
-    read as unknown (and are removed when read)."""
+    """Embedded mode: one JSON file per conversation under the data directory (or where
+    ``conversations_dir`` falls back to); expired ones read as unknown (and are removed when read)."""
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        self.root = settings.conversations.dir or Path(settings.data_dir) / "conversations"
+        self.root = conversations_dir(settings)
 
     def _path(self, conversation_id: str) -> Path:
         return self.root / f"{conversation_id}.json"

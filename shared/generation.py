@@ -122,6 +122,36 @@ def ingested_manuals(settings: Settings) -> list[str]:
     return list(manuals)
 
 
+class UnknownManual(LookupError):
+    """A manual's name with no serving generation in the data directory."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        super().__init__(f"No ingested manual {name}; ingested: {listed(available)}.")
+        self.available = available
+
+
+def listed(manuals: list[str]) -> str:
+    """Manuals as error messages list them."""
+    return ", ".join(manuals) or "none"
+
+
+def requested_manual(settings: Settings, manual: str | None) -> str:
+    """The canonical name of the manual a question asks for, as the API and the CLI both read
+    it: the configured one when none is named (its index may still be missing), else an
+    ingested one, any case. ``InvalidManualName`` for a name that is not a manual's slug,
+    ``UnknownManual`` (listing the ingested ones) for one that is not ingested."""
+    configured = canonical_manual(settings.manual)
+    if manual is None:
+        return configured
+    name = canonical_manual(manual)
+    if name == configured:
+        return name
+    available = ingested_manuals(settings)
+    if name not in available:
+        raise UnknownManual(name, available)
+    return name
+
+
 def forget_listing(settings: Settings) -> None:
     """Drop the data directory's reused listing (an ingest has just published a generation)."""
     _LISTINGS.pop(str(settings.data_dir), None)

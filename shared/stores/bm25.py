@@ -11,6 +11,7 @@ as ``<prefix>-<manual>-<generation>`` behind the alias ``<prefix>-<manual>``, sw
 
 from __future__ import annotations
 
+import logging
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -20,6 +21,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared.analysis import english_analyzer
+from shared.fs import process_temp_dir, writable
+
+log = logging.getLogger(__name__)
 
 ANALYZER = "en_taxnav"
 INDEX_PREFIX = "taxnav"
@@ -75,10 +79,19 @@ class TantivyBm25Store(Bm25Store):
                 self.path.mkdir(parents=True)
             elif not self.path.is_dir():
                 raise Bm25Error(f"no BM25 index at {self.path}")
-            index = self._tantivy.Index(self.schema, path=str(self.path), reuse=not create)
+            path = self.path if create or writable(self.path) else self._copy()
+            index = self._tantivy.Index(self.schema, path=str(path), reuse=not create)
             index.register_tokenizer(ANALYZER, self.analyzer)
             self._index = index
         return self._index
+
+    def _copy(self) -> Path:
+        """A private copy of a read-only index: tantivy takes a lock file beside the index even
+        to read it. A generation never changes once written, so the copy stays true."""
+        copy = process_temp_dir("taxnav-bm25-") / self.path.name
+        shutil.copytree(self.path, copy)
+        log.warning("bm25: %s is read-only; searching a copy in %s (tantivy writes a lock file to read)", self.path, copy)
+        return copy
 
     def build(self, docs: Iterable[Bm25Doc]) -> int:
         index = self._open(create=True)

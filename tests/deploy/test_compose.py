@@ -29,6 +29,7 @@ DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 APP_ROOT_IN_IMAGE = "/app/"  # deploy/Dockerfile's WORKDIR: the repository root's image
 SOURCE_PACKAGES = ("shared", "services", "ingest_worker", "gateway", "taxnav")
 INFRA_SERVICES = {"redis", "opensearch", "qdrant"}
+EDGE_SERVICES = {"proxy"}  # the one published port, in front of the gateway replicas
 ONE_SHOT_SERVICES = {"init"}  # run once and exit: no healthcheck, never restarted
 PROFILE_STORES = {None: set(), "local": {"redis"}, "servers": {"redis", "opensearch", "qdrant"}}
 EVAL_ONLY = {"matplotlib", "haystack-ai"}  # pyproject's `eval` extra: not in the image
@@ -49,7 +50,7 @@ def resolved() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def app_services(resolved: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {name: svc for name, svc in resolved["services"].items() if name not in INFRA_SERVICES}
+    return {name: svc for name, svc in resolved["services"].items() if name not in INFRA_SERVICES | EDGE_SERVICES}
 
 
 def option(command: list[str], *names: str) -> list[str]:
@@ -91,7 +92,7 @@ def test_compose_validation_catches_a_broken_file(tmp_path: Path) -> None:
 
 def test_every_service_is_there_with_a_healthcheck(resolved: dict[str, Any]) -> None:
     services = resolved["services"]
-    expected = INFRA_SERVICES | ONE_SHOT_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
+    expected = INFRA_SERVICES | EDGE_SERVICES | ONE_SHOT_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
     assert set(services) == expected
     for name, svc in services.items():
         if name in ONE_SHOT_SERVICES:
@@ -453,7 +454,7 @@ def test_each_profile_starts_its_stores_and_every_app_service(profile: str | Non
     args = ("--profile", profile) if profile else ()
     done = run_compose(*args, "config", "--services")
     assert done.returncode == 0, done.stderr
-    apps = ONE_SHOT_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
+    apps = ONE_SHOT_SERVICES | EDGE_SERVICES | {"gateway", "beat"} | set(WORKER_SERVICES)
     assert set(done.stdout.split()) == apps | PROFILE_STORES[profile]
 
 
@@ -513,3 +514,75 @@ def test_every_service_has_a_memory_limit(resolved: dict[str, Any]) -> None:
     assert limits["ingest"] >= 2560 * MIB and limits["init"] >= 2560 * MIB
     for queue in STAGE_QUEUES:
         assert limits[queue] >= 1024 * MIB, queue
+
+
+def test_the_first_ingest_takes_every_manual_and_the_schedule_keeps_them(resolved: dict[str, Any]) -> None:
+    """As `make demo`: the EIM, BIM and SAM, so questions route to the other two; the scheduled
+    re-ingest (TAXNAV_INGEST__MANUALS) refreshes the same three."""
+    from ingest_worker.cli import resolve_source
+
+    init = resolved["services"]["init"]
+    assert option(init["command"], "--manual") == ["all"]
+    corpus = next(m["source"] for m in init["volumes"] if m["target"] == "/corpus")
+    _, manuals = resolve_source(corpus, option(init["command"], "--manual"), [])
+    assert set(manuals) == {"employment-income-manual", "business-income-manual", "self-assessment-manual"}
+    for name in ("init", "beat", "ingest", "gateway"):
+        assert sorted(settings_from_env(resolved["services"][name]["environment"]).ingest.manuals) == sorted(manuals), name
+
+
+REDIS_UNITS = {"": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2, "g": 1000**3, "gb": 1024**3}
+
+
+def redis_bytes(size: str) -> int:
+    """A redis.conf memory size (``192mb``: MiB; ``192m``: millions of bytes)."""
+    number, unit = re.fullmatch(r"(\d+)([a-z]*)", size.lower()).groups()  # type: ignore[union-attr]
+    return int(number) * REDIS_UNITS[unit]
+
+
+def assert_redis_fits(services: dict[str, Any]) -> None:
+    redis_svc = services["redis"]
+    maxmemory = redis_bytes(option(redis_svc["command"], "--maxmemory")[0])
+    limit = int(redis_svc["deploy"]["resources"]["limits"]["memory"])
+    # Headroom past the dataset: client buffers and the AOF rewrite's fork.
+    assert maxmemory <= 0.8 * limit, f"redis maxmemory {maxmemory} leaves no headroom under its {limit}-byte limit"
+
+
+def test_redis_maxmemory_sits_under_its_memory_limit(resolved: dict[str, Any], tmp_path: Path) -> None:
+    assert_redis_fits(resolved["services"])
+    # .env.example's Redis sizes, switched on, fit too.
+    example = ENV_EXAMPLE.read_text()
+    assert re.search(r"^# REDIS_MAXMEMORY=", example, re.M) and re.search(r"^# REDIS_MEMORY_LIMIT=", example, re.M)
+    (tmp_path / "docker-compose.yml").write_text(COMPOSE_FILE.read_text())
+    (tmp_path / ".env").write_text(re.sub(r"^# (REDIS_[A-Z_]+=)", r"\1", example, flags=re.M))
+    done = run_compose("config", "--format", "json", compose_file=tmp_path / "docker-compose.yml")
+    assert done.returncode == 0, done.stderr
+    assert_redis_fits(json.loads(done.stdout)["services"])
+
+
+def test_redis_fit_check_catches_the_old_setting() -> None:
+    services = {"redis": {"command": ["redis-server", "--maxmemory", "512mb"], "deploy": {"resources": {"limits": {"memory": str(256 * MIB)}}}}}
+    with pytest.raises(AssertionError, match="no headroom"):
+        assert_redis_fits(services)
+
+
+def test_the_gateway_scales_behind_one_published_port(tmp_path: Path) -> None:
+    """`--scale gateway=2` with the servers profile: only the proxy publishes a host port, so no
+    two containers claim one; the proxy forwards to every replica by the service's name."""
+    scaled = tmp_path / "scale.yml"
+    scaled.write_text("services:\n  gateway:\n    scale: 2\n")  # what `up --scale gateway=2` sets
+    done = run_compose("-f", str(scaled), "--profile", "servers", "config", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    services = json.loads(done.stdout)["services"]
+    assert services["gateway"]["deploy"]["replicas"] == 2
+    published = {name: [p["published"] for p in svc.get("ports", []) if p.get("published")] for name, svc in services.items()}
+    assert {name: ports for name, ports in published.items() if ports} == {"proxy": ["8000"]}
+    proxy = services["proxy"]
+    assert proxy["depends_on"]["gateway"]["condition"] == "service_healthy"
+    assert proxy["ports"][0]["target"] == 8000
+    conf_mount = next(m for m in proxy["volumes"] if m["target"] == "/etc/nginx/nginx.conf")
+    conf = Path(conf_mount["source"]).read_text()
+    assert conf_mount["read_only"] is True and re.search(r"^\s*listen 8000;", conf, re.M)
+    port = services["gateway"]["environment"]["TAXNAV_GATEWAY__PORT"]
+    # Through a variable, so nginx re-resolves `gateway` (every replica) instead of once at start.
+    assert re.search(rf"set \$gateway http://gateway:{port};", conf) and "proxy_pass $gateway;" in conf
+    assert "proxy_buffering off;" in conf  # server-sent events arrive as they are sent

@@ -22,6 +22,7 @@ SHARED_MODULES = [
     "shared.generation",
     "shared.index",
     "shared.embeddings",
+    "shared.fs",
     "shared.contracts",
     *(f"shared.contracts.{m.name}" for m in pkgutil.iter_modules(shared.contracts.__path__)),
     "shared.stores",

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from shared.config import Settings
-from shared.generation import InvalidManualName, canonical_manual, ingested_manuals
+from shared.generation import InvalidManualName, UnknownManual, canonical_manual, ingested_manuals, requested_manual
 from shared.index import CollectionNotFound, CorpusIndex
 
 EIM = "employment-income-manual"
@@ -24,6 +24,17 @@ def test_spellings_of_a_name_canonicalise_to_one(spelling):
 def test_names_that_could_leave_the_collections_directory_are_refused(name):
     with pytest.raises(InvalidManualName):
         canonical_manual(name)
+
+
+def test_a_requested_manual_is_the_configured_one_or_an_ingested_one_in_any_case(slice_data_dir):
+    """What the API's `manual` and `taxnav ask --manual` both go through."""
+    settings = Settings(data_dir=slice_data_dir)
+    assert requested_manual(settings, None) == requested_manual(settings, EIM.upper()) == EIM
+    with pytest.raises(InvalidManualName):
+        requested_manual(settings, "employment/income")
+    with pytest.raises(UnknownManual, match=f"No ingested manual business-income-manual; ingested: {EIM}.") as unknown:
+        requested_manual(settings, "Business-Income-Manual")
+    assert unknown.value.available == [EIM]
 
 
 def test_open_refuses_a_bad_name_and_a_link_out_of_the_collection(tmp_path, slice_data_dir):

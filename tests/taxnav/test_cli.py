@@ -119,7 +119,26 @@ def test_ask_without_an_index_or_with_an_unknown_manual_lists_what_exists(slice_
     assert empty.returncode == Exit.USAGE and "none is ingested yet" in empty.stderr and "Traceback" not in empty.stderr
     unknown = taxnav("ask", "--data-dir", str(slice_data_dir), "--manual", "foo", MILEAGE)
     assert unknown.returncode == Exit.USAGE
-    assert "'foo'" in unknown.stderr and f"ingested here: {EIM}" in unknown.stderr
+    assert "unknown_manual: No ingested manual foo" in unknown.stderr and f"ingested: {EIM}" in unknown.stderr
+
+
+def test_ask_reads_manual_names_as_the_api_does(slice_data_dir: Path, slice_settings) -> None:  # noqa: ANN001
+    """Any case names an ingested manual; a name that is no manual's slug, or one not ingested,
+    gets the API's error type and message (422 invalid_manual, 404 unknown_manual), exit 2."""
+    from gateway.deps import valid_manual
+    from gateway.errors import ApiError
+
+    shouted = taxnav("ask", "--data-dir", str(slice_data_dir), "--manual", EIM.upper(), MILEAGE)
+    assert shouted.returncode == Exit.OK, shouted.stderr
+    assert shouted.stdout.startswith("Answer\n")
+    for name, error_type in (("employment/income", "invalid_manual"), ("business-income-manual", "unknown_manual")):
+        with pytest.raises(ApiError) as api:
+            valid_manual(slice_settings, name)
+        assert api.value.type == error_type and api.value.detail == {"manuals": [EIM]}
+        done = taxnav("ask", "--data-dir", str(slice_data_dir), "--manual", name, MILEAGE)
+        assert done.returncode == Exit.USAGE, done.stderr
+        assert f"taxnav ask: {error_type}: {api.value.message}" in done.stderr
+        assert f"ingested: {EIM}" in done.stderr and "taxnav ingest" not in done.stderr
 
 
 def test_ingest_piped_progress_is_plain_lines_per_phase(tmp_path: Path, corpus_dir: Path, embedding_cache: Path) -> None:
@@ -143,6 +162,13 @@ def test_ingest_unknown_manual_lists_the_manuals_there(tmp_path: Path, corpus_di
     assert "no manual foo" in done.stderr and f"business-income-manual, {EIM}" in done.stderr
     clash = taxnav("ingest", "--data-dir", str(tmp_path / "data"), "--source", str(source / EIM), "--manual", "business-income-manual")
     assert clash.returncode == Exit.USAGE and f"holds only the manual {EIM}" in clash.stderr
+    assert not (tmp_path / "data" / "ingest_runs.jsonl").exists()  # nothing started
+
+
+def test_ingest_from_a_source_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
+    done = taxnav("ingest", "--data-dir", str(tmp_path / "data"), "--source", str(tmp_path / "nonexistent"))
+    assert done.returncode == Exit.USAGE, done.stderr  # as `taxnav ingest --help` says: bad --source
+    assert "is neither an http(s) URL nor a directory" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "data" / "ingest_runs.jsonl").exists()  # nothing started
 
 
