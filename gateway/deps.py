@@ -50,6 +50,14 @@ def valid_manual(settings: Settings, manual: str | None) -> str:
         raise ApiError(404, "unknown_manual", str(exc), {"manuals": exc.available}) from exc
 
 
+def valid_focus(settings: Settings, manual: str, focus: str | None) -> str | None:
+    """A page the question is to be answered from first (an alternative the reader chose), or a
+    typed 422 when the manual has no such page."""
+    if focus is not None and focus not in open_index(settings, manual).pages:
+        raise ApiError(422, "unknown_page", f"{focus} is not a page of {manual}.", {"focus": focus})
+    return focus
+
+
 def open_index(settings: Settings, manual: str | None = None) -> CorpusIndex:
     """The serving generation of a manual's index, or a typed 503 when there is none yet."""
     name = valid_manual(settings, manual)

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
@@ -23,6 +24,7 @@ from shared.contracts.api import Citation, QuestionRequest, QuestionResult
 from shared.generation import InvalidManualName, UnknownManual, ingested_manuals, listed, requested_manual
 
 ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
+RELEVANCE_MARKS = {"answering": ("answers", "bold"), "background": ("background", "dim")}
 VERDICT_STYLES = {"supported": "green", "partially_supported": "yellow", "unsupported": "red", "contradicted": "bold red"}
 
 
@@ -51,8 +53,13 @@ def render(result: QuestionResult) -> list[Line]:
         for s in sentences:
             markers = "".join(f"[{number.get(c, c)}]" for c in s.citations)
             verdict = (s.verdict.replace("_", " "), VERDICT_STYLES.get(s.verdict, ""))
-            lines.append((1, Text.assemble(s.text, " ", (markers, "cyan"), " ", verdict)))
+            mark = RELEVANCE_MARKS.get(s.relevance or "")
+            lines.append((1, Text.assemble(s.text, " ", (markers, "cyan"), " ", verdict, *((", ", mark) if mark else ()))))
     lines.append((0, Text(f"faithfulness {result.answer.faithfulness:.2f}", style="dim")))
+    if result.answer.alternatives:
+        # pages about another subject the question may mean: `--focus ID` answers from one
+        lines.append((0, Text("Or did you mean", style="bold")))
+        lines += [(1, Text.assemble(f"{a.section_id} {a.title} ", (f"(--focus {a.section_id})", "dim"))) for a in result.answer.alternatives]
     lines.append((0, Text("Sources", style="bold")))
     pages: dict[str, list[Citation]] = {}  # one line per page, with the numbers of its paragraphs
     for c in result.citations:
@@ -108,7 +115,7 @@ def _page_line(page: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from services.dispatch import answer  # noqa: PLC0415  (heavy: the stages, Celery)
-    from shared.index import CollectionNotFound, IndexMismatch  # noqa: PLC0415  (heavy, as above)
+    from shared.index import CollectionNotFound, CorpusIndex, IndexMismatch  # noqa: PLC0415  (heavy, as above)
 
     if args.conversation:  # a conversation's turn: the handler `taxnav chat` registered (taxnav/chat.py)
         return args.conversation_turn(args, settings)
@@ -125,7 +132,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         have = f"ingested here: {', '.join(available)}" if available else "none is ingested yet"
         print(f"taxnav ask: no index for manual {manual!r} in {settings.data_dir} ({have}); run `taxnav ingest` first", file=sys.stderr)
         return Exit.USAGE
-    request = QuestionRequest(question=args.question, manual=manual)
+    try:
+        request = QuestionRequest(question=args.question, manual=manual, focus=args.focus)
+    except ValidationError:
+        print(f"taxnav ask: --focus {args.focus!r} is not a page id such as EIM31240", file=sys.stderr)
+        return Exit.USAGE
+    if args.focus and args.focus not in CorpusIndex.open(settings, manual).pages:
+        print(f"taxnav ask: unknown_page: {args.focus} is not a page of {manual}", file=sys.stderr)
+        return Exit.USAGE
     try:
         result = answer(request, settings)  # in this process or the Celery chain, per settings.mode
     except PipelineError as exc:
@@ -161,4 +175,5 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.add_argument("--manual", default=None, help="an ingested manual's slug, any case (default: settings.manual, the EIM)")
     parser.add_argument("--conversation", default=None, metavar="ID", help="ask as the next turn of conversation ID ('new' starts one)")
     parser.add_argument("--condition", default=None, help="with --conversation: choose this option of the previous turn's conflict")
+    parser.add_argument("--focus", default=None, metavar="PAGE", help="answer from this page first (one of an answer's 'Or did you mean' pages, e.g. EIM21690)")
     parser.set_defaults(func=run)

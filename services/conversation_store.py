@@ -40,7 +40,7 @@ def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], set
     """The turn's pipeline envelope: the scope guard reads the person's own words; the
     stages read the searched question with the context."""
     searched, context = read_turn(request, earlier, settings)
-    own = QuestionRequest(question=context.asked, manual=request.manual)
+    own = QuestionRequest(question=context.asked, manual=request.manual, focus=request.focus)
     state = new_state(own, settings)
     state.query.question = searched
     state.context = context

@@ -21,7 +21,7 @@ from services.providers.base import Provider
 from services.providers.registry import provider_for
 from services.stages import expansion, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
-from shared.contracts.api import Answer, Citation, QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.api import Alternative, Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
 from shared.contracts.refusals import cited_paragraphs
@@ -148,7 +148,7 @@ def run_stages(
 
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
-    query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual)
+    query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual, focus=request.focus)
     return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))
 
 
@@ -179,6 +179,21 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
     return out
 
 
+def alternatives(state: PipelineState, settings: Settings) -> list[Alternative]:
+    """The pages selection offers beside the answer's own (none the answer part already
+    quotes), with their titles and links."""
+    if state.selection is None or not state.selection.alternatives or state.verification is None:
+        return []
+    quoted = {section_of(c) for s in state.verification.sentences if s.role == "answer" for c in s.citations}
+    index = CorpusIndex.open(settings, state.query.manual)
+    probability = {p.section_id: p.score for p in state.selection.pages}
+    return [
+        Alternative(section_id=sid, title=page.title, url=page.url, confidence=round(probability.get(sid, 0.0), 2))
+        for sid in state.selection.alternatives
+        if sid not in quoted and (page := index.pages.get(sid)) is not None
+    ]
+
+
 def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     """The client's view of a finished (or refused) pipeline state."""
     # A conversation turn shows the person's own words, not the question as searched.
@@ -195,7 +210,7 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     cited = list(dict.fromkeys(c for s in sentences for c in s.citations))
     result = QuestionResult(
         status="answered",
-        answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness),
+        answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness, alternatives=alternatives(state, settings)),
         citations=_citations(cited, settings, state.query.manual),
         routes=state.routes,
         **base,

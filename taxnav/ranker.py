@@ -119,6 +119,7 @@ def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerMo
     scores = ((rows - mean) / scale) @ w
     positive = np.concatenate([c.labels > 0 for c in candidates])
     platt = LogisticRegression(C=100.0).fit(scores.reshape(-1, 1), positive)
+    probability = 1.0 / (1.0 + np.exp(-(platt.coef_[0][0] * scores + platt.intercept_[0])))
     return RankerModel(
         kind="pages",
         features=list(PAGE_FEATURES),
@@ -127,6 +128,7 @@ def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerMo
         weights=w.tolist(),
         calibration_a=float(platt.coef_[0][0]),
         calibration_b=float(platt.intercept_[0]),
+        answering_threshold=answering_threshold(probability, positive),
         trained={
             "files": list(files),
             "questions": len(candidates),
@@ -134,6 +136,18 @@ def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerMo
             "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )
+
+
+def answering_threshold(probability: np.ndarray, positive: np.ndarray) -> float:
+    """The probability cut that best tells answering candidates from the rest (highest F1)."""
+    best, cut = -1.0, 0.5
+    for t in np.unique(np.round(probability, 2)):
+        predicted = probability >= t
+        hits = float((predicted & positive).sum())
+        f1 = 2 * hits / (predicted.sum() + positive.sum()) if hits else 0.0
+        if f1 > best:
+            best, cut = f1, float(t)
+    return cut
 
 
 def page_metrics(candidates: Sequence[Candidates], model) -> dict[str, float]:  # noqa: ANN001  (RankerModel)

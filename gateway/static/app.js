@@ -354,7 +354,7 @@
     showResult(result) {
       const byParagraph = new Map((result.citations || []).map((c) => [c.paragraph_id, c]));
       if (result.status === 'answered' && result.answer) {
-        this.result.replaceChildren(renderAnswer(result.answer, byParagraph));
+        this.result.replaceChildren(renderAnswer(result.answer, byParagraph, result.question));
         const routes = renderRoutes(result.routes);
         if (routes) this.result.append(el('section', { class: 'card route-card' }, routes));
         const sentences = result.answer.sentences || [];
@@ -417,10 +417,33 @@
         text.append(' ', button);
       }
       const check = el('p', { class: 'sentence-check' }, verdictBadge(verdict));
+      if (sentence.relevance) check.append(' ', relevanceBadge(sentence));
       if (sentence.reason) check.append(' ', el('span', { class: 'reason' }, readableReason(sentence.reason, numbers)));
       list.append(el('li', { class: `sentence verdict-${verdict}` }, text, check));
     }
     return list;
+  }
+
+  /** How sure the answer is that a claim's page answers the question (the page ranker's
+   *  probability against its threshold): beside the verdict, which says the words are the source's. */
+  function relevanceBadge(sentence) {
+    const answering = sentence.relevance === 'answering';
+    const sure = typeof sentence.confidence === 'number' ? ` (${Math.round(sentence.confidence * 100)}% likely its page answers)` : '';
+    return el('span', { class: `relevance-badge relevance-${sentence.relevance}`, title: `How sure the answer is${sure}` },
+      answering ? 'Answers your question' : 'Related background');
+  }
+
+  /** Pages nearly as likely to answer but about another subject: one tap asks again about that page. */
+  function renderAlternatives(alternatives, question) {
+    if (!alternatives || !alternatives.length || !question) return null;
+    const buttons = alternatives.map((alt) => {
+      const button = el('button', { type: 'button', class: 'alternative', 'data-focus': alt.section_id },
+        el('span', { class: 'alternative-title' }, alt.title), ' ', el('span', { class: 'alternative-id' }, alt.section_id));
+      button.addEventListener('click', () => ask(question, { fresh: false, focus: alt.section_id }));
+      return button;
+    });
+    return el('section', { class: 'alternatives', 'aria-label': 'Other pages the question may mean' },
+      el('p', { class: 'alternatives-heading' }, 'Or did you mean'), ...buttons);
   }
 
   /** A verdict's reason as a reader can follow it: the paragraph ids it names become their
@@ -474,7 +497,7 @@
         : ' — when the newest page cited was last updated.'));
   }
 
-  function renderAnswer(answer, byParagraph) {
+  function renderAnswer(answer, byParagraph, question) {
     const sentences = answer.sentences || [];
     const numbers = new Map();
     // The answer first; the manual's further qualifying sentences ("detail") after it,
@@ -497,6 +520,7 @@
     return el('section', { class: 'answer', 'aria-label': 'Answer' },
       el('div', { class: 'answer-head' }, el('h3', { class: 'answer-heading' }, 'Answer'), renderAsOf(answer)),
       list,
+      renderAlternatives(answer.alternatives, question),
       summary, // after the sentences, so on a phone the answer itself comes first
       detail,
       numbers.size ? renderSourceList(sentences, byParagraph, numbers) : null);
@@ -825,9 +849,9 @@
 
   /** Post a turn to the conversation (a new one for the main box); the reply names the
    *  question to follow, as POST /v1/questions does. An expired conversation starts afresh. */
-  async function postTurn(question, { fresh, condition }) {
+  async function postTurn(question, { fresh, condition, focus }) {
     if (fresh || !conversation.id) await startConversation();
-    const body = JSON.stringify({ question, condition: condition || null, wait: false });
+    const body = JSON.stringify({ question, condition: condition || null, focus: focus || null, wait: false });
     const path = () => `v1/conversations/${encodeURIComponent(conversation.id)}/questions`;
     try {
       return await requestJson(path(), { method: 'POST', body });
@@ -926,7 +950,7 @@
     if (document.activeElement instanceof HTMLTextAreaElement) turn.heading.focus({ preventScroll: true });
   }
 
-  async function ask(question, { fresh, condition = null }) {
+  async function ask(question, { fresh, condition = null, focus = null }) {
     cancelCurrent('Stopped: you asked another question.');
     const thread = $('thread');
     if (fresh) {
@@ -942,7 +966,7 @@
     announce('Question sent. Working on it.');
 
     try {
-      const reply = await postTurn(question, { fresh, condition });
+      const reply = await postTurn(question, { fresh, condition, focus });
       if (run.cancelled) return;
       let result;
       if (isResult(reply)) {

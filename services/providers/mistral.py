@@ -220,7 +220,7 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
     parsed = chat_json(settings, "verification", VERIFY_SYSTEM, user, VerifyReply, check)
     verdicts = {v.index: v for v in parsed.verdicts}
     judged = [
-        Sentence(text=s.text, citations=s.citations, verdict=verdicts[n].verdict, reason=verdicts[n].reason, role=s.role)
+        Sentence(**s.model_dump(), verdict=verdicts[n].verdict, reason=verdicts[n].reason)
         for n, s in enumerate(draft.sentences)
     ]
     # Numbers, amounts, dates and references must be in the cited text whatever the model says.

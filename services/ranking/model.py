@@ -33,6 +33,9 @@ class RankerModel(BaseModel):
     # P(answers) = sigmoid(calibration_a * score + calibration_b), fitted on the training scores
     calibration_a: float = 1.0
     calibration_b: float = 0.0
+    # the probability from which a candidate is taken to answer (rather than be background):
+    # the one that best separated answering from other candidates in training (F1)
+    answering_threshold: float = 0.5
     trained: dict[str, object] = Field(default_factory=dict, description="what it was trained on: files, questions, pairs, date")
 
     @model_validator(mode="after")

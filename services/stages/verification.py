@@ -158,10 +158,10 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
         unresolved = [c for c in s.citations if c not in allowed]
         if unresolved or not s.citations:
             reason = f"cites {', '.join(unresolved)}, not a paragraph of the selected pages" if unresolved else "no citation"
-            out.append(Sentence(text=s.text, citations=s.citations, verdict="unsupported", reason=reason, role=s.role))
+            out.append(Sentence(**s.model_dump(), verdict="unsupported", reason=reason))
             continue
         verdict, reason = check_claim(s.text, [allowed[c] for c in s.citations], [headings[c] for c in s.citations if c in headings])
-        out.append(Sentence(text=s.text, citations=s.citations, verdict=verdict, reason=reason, role=s.role))
+        out.append(Sentence(**s.model_dump(), verdict=verdict, reason=reason))
     return out
 
 

@@ -15,6 +15,10 @@ Verdict = Literal["supported", "partially_supported", "unsupported", "contradict
 # "answer": the sentences that answer the question; "detail": further sentences of the
 # manual that qualify it (conditions, exceptions, figures), shown after the answer.
 ClaimRole = Literal["answer", "detail"]
+# an answer claim's page: likely to answer the question (the page ranker's probability at or
+# above its learned threshold), or related background
+Relevance = Literal["answering", "background"]
+SECTION_ID = r"^[A-Z]{2,5}\d{4,6}$"  # a manual page's id (EIM31240)
 RefusalCategory = Literal["out_of_scope", "low_coverage", "conflict", "stale", "malformed"]
 MAX_QUESTION_CHARS = 2000
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -32,6 +36,9 @@ class QuestionRequest(BaseModel):
     question: str
     manual: str | None = None
     wait: bool = True
+    focus: str | None = Field(
+        default=None, pattern=SECTION_ID, description="a page of the manual to answer from first: one of a previous answer's `alternatives` (422 `unknown_page` for a page the manual lacks)"
+    )
 
     @field_validator("question", "manual")
     @classmethod
@@ -45,11 +52,24 @@ class Sentence(BaseModel):
     verdict: Verdict
     reason: str
     role: ClaimRole = "answer"
+    relevance: Relevance | None = None  # answer claims: does its page answer the question, or give background?
+    confidence: float | None = None  # the page ranker's probability that the claim's page answers
+
+
+class Alternative(BaseModel):
+    """A page nearly as likely to answer as the answer's own, about another subject: asking
+    again with ``focus`` set to it answers from it."""
+
+    section_id: str
+    title: str
+    url: str
+    confidence: float
 
 
 class Answer(BaseModel):
     sentences: list[Sentence]
     faithfulness: float
+    alternatives: list[Alternative] = Field(default_factory=list)
     # how old the answer's figures are: the newest ``public_updated_at`` of the pages it cites
     as_of: datetime | None = None
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Sentence, StageTrace
+from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Relevance, Sentence, StageTrace
 from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
 from shared.contracts.refusals import Route
@@ -26,6 +26,7 @@ class Query(BaseModel):
     # the person's own words, when the stages answer only part of them (the rest of a life
     # event routed to another manual); empty when they answer the question as asked
     asked: str = ""
+    focus: str | None = None  # a page the person chose among the answer's alternatives: it leads
 
 
 class ScoredChunk(BaseModel):
@@ -57,14 +58,21 @@ class RollupResult(BaseModel):
 
 
 class SelectionResult(BaseModel):
-    pages: list[PageBundle]
+    pages: list[PageBundle]  # best first; a page's score is the page ranker's probability that it answers
     dropped: list[str] = Field(default_factory=list)  # section ids not kept
+    # pages nearly as likely to answer as the first but about another subject (the gym: club
+    # fees or sports facilities), offered to the reader to ask again about
+    alternatives: list[str] = Field(default_factory=list)
+    # the page probability from which a page's claims answer rather than give background (None: no ranker)
+    answering_threshold: float | None = None
 
 
 class DraftSentence(BaseModel):
     text: str
     citations: list[str]  # paragraph ids, only from selected pages
     role: ClaimRole = "answer"
+    relevance: Relevance | None = None  # answer claims: whether its page answers the question or gives background
+    confidence: float | None = None  # the page ranker's probability that the claim's page answers
 
 
 class Draft(BaseModel):

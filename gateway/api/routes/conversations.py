@@ -11,7 +11,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from gateway.deps import SettingsDep, StoreDep
+from gateway.deps import SettingsDep, StoreDep, valid_focus, valid_manual
 from gateway.errors import documented, pipeline_error_response
 from services.conversation_store import ConversationStore, make_conversation_store
 from services.errors import PipelineError
@@ -85,6 +85,8 @@ async def ask_in_conversation(
     wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
 ) -> JSONResponse:
     store = _conversations(request, settings)
+    if body.focus is not None:
+        valid_focus(settings, valid_manual(settings, body.manual), body.focus)
     pending = await to_thread.run_sync(store.start, cid, body, settings, questions)
     # Finished in every case, so the turn is stored even when nobody waits for it.
     finisher = asyncio.ensure_future(to_thread.run_sync(_finish, store, cid, pending, questions))

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
-from gateway.deps import MetricsDep, SettingsDep, StoreDep, valid_manual
+from gateway.deps import MetricsDep, SettingsDep, StoreDep, valid_focus, valid_manual
 from gateway.errors import ApiError, documented, pipeline_error_response, redact
 from gateway.metrics import GatewayMetrics
 from services.dispatch import Admission, record_refusal, submit
@@ -107,6 +107,7 @@ async def ask(
     started = time.perf_counter()
     admission = _admission(request, settings)
     body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
+    valid_focus(settings, body.manual, body.focus)
     waiting = body.wait if wait is None else wait
     # The scope guard: text rules, and the ingested manuals' cached listing (a stat and a
     # readlink per manual, shared/generation.py): cheaper on the event loop than a thread hop.

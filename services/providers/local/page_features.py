@@ -82,10 +82,15 @@ def page_title(index: CorpusIndex, section_id: str) -> str:
     return page.title if page else ""
 
 
+def title_head(title: str) -> str:
+    """What a page title is about: the manual titles pages "Subject: aspect"."""
+    return re.split(r":|\s[-\u2013]\s", title)[0].strip()
+
+
 def title_subject(title: str) -> list[str]:
-    """The subject a page title names: the manual titles pages "Subject: aspect"; its terms
-    when it has at least two words (a one-word subject like "Cars" names too much)."""
-    head = [t for t in terms(re.split(r":|\s[-\u2013]\s", title)[0]) if not t[0].isdigit()]
+    """The subject a page title names, as terms, when it has at least two words (a one-word
+    subject like "Cars" names too much)."""
+    head = [t for t in terms(title_head(title)) if not t[0].isdigit()]
     return head if len(head) >= 2 else []
 
 

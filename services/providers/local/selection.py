@@ -15,11 +15,13 @@ import numpy as np
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
-from services.providers.local.page_features import PAGE_FEATURES, PageSignals, page_signals, page_terms, page_title
+from services.providers.local.page_features import PAGE_FEATURES, PageSignals, page_signals, page_terms
 from services.providers.local.question import coverage, question_weights, sub_questions
 from services.ranking.model import RankerModel, default_path, load_ranker
 from services.scope import employment_tie
 from services.text.terms import corpus_stats, terms
+
+MAX_ALTERNATIVES = 3  # pages offered beside the answer: a choice, not a second search result list
 
 
 @dataclass
@@ -120,8 +122,51 @@ def select(query: Query, rollup: RollupResult, settings: Settings, carried_vecto
         for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings):
             if top not in kept:
                 kept = [*kept[: tuning.max_pages - 1], top] if len(kept) >= tuning.max_pages else [*kept, top]
+    index = CorpusIndex.open(settings, query.manual)
+    threshold = page_ranker(settings).answering_threshold
+    if query.focus:
+        kept = focused(query.focus, kept, scored, index, settings)
     kept_ids = {s.bundle.section_id for s in kept}
     return SelectionResult(
-        pages=[s.bundle for s in kept],
+        # a kept page's score is now the ranker's probability that it answers (stitching reads it)
+        pages=[s.bundle.model_copy(update={"score": s.relevance}) for s in kept],
         dropped=[s.bundle.section_id for s in scored if s.bundle.section_id not in kept_ids],
+        alternatives=[] if query.focus else offered_alternatives(kept, threshold, index, tuning.alternative_ratio),
+        answering_threshold=threshold,
     )
+
+
+def offered_alternatives(kept: list[PageScore], threshold: float, index: CorpusIndex, close: float, limit: int = MAX_ALTERNATIVES) -> list[str]:
+    """The kept pages after the first that are likely to answer too (the ranker's probability at
+    or above its answering threshold, and ``close`` to the first's) but are about another subject than the first and than
+    each other, by the manual's own structure (another parent section, neither page the
+    other's): the question may mean either, and the reader can ask again about one."""
+    if not kept or kept[0].relevance < threshold:
+        return []
+
+    def subject(section_id: str) -> set[str]:  # the page and its parent section
+        page = index.pages.get(section_id)
+        return {section_id, *(page.breadcrumbs[-1:] if page else [])}
+
+    taken = subject(kept[0].bundle.section_id)
+    out = []
+    for s in kept[1:]:
+        mine = subject(s.bundle.section_id)
+        if s.relevance >= max(threshold, close * kept[0].relevance) and not mine & taken and len(out) < limit:
+            out.append(s.bundle.section_id)
+            taken |= mine
+    return out
+
+
+def focused(section_id: str, kept: list[PageScore], scored: list[PageScore], index: CorpusIndex, settings: Settings) -> list[PageScore]:
+    """The page the person chose, alone (as sure as the best page: they chose it): asking again
+    about an alternative is asking about that page. Taken from the index when retrieval did not
+    bring it; a page the manual lacks leaves the pages as they were (the gateway refuses it)."""
+    chosen = next((s for s in scored if s.bundle.section_id == section_id), None)
+    if chosen is None:
+        if section_id not in index.pages:
+            return kept
+        chunks = index.page_chunks(section_id)[: settings.rollup.max_chunks_per_page]
+        chosen = PageScore(PageBundle(section_id=section_id, score=0.0, chunks=chunks), 0.0, 0.0, False, 0.0)
+    chosen.relevance = max([chosen.relevance, *(s.relevance for s in kept)])
+    return [chosen]

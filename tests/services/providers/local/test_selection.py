@@ -9,6 +9,7 @@ import numpy as np
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local import page_features
 from services.providers.local.page_features import PAGE_FEATURES, names_title_subject, page_signals
+from services.providers.local import selection
 from services.providers.local.selection import score_pages, select, similarity_floor
 from services.ranking.model import RankerModelError, default_path, load_ranker
 from services.text.terms import terms
@@ -171,3 +172,17 @@ def test_a_question_restating_a_title_keeps_that_page_and_only_the_pages_close_t
     unmatched = slice_settings.model_copy(update={"retrieval": slice_settings.retrieval.model_copy(update={"title_match_floor": 1.01})})
     wider = [p.section_id for p in select(state.query, state.rollup, unmatched, vector).pages]
     assert set(kept) <= set(wider)
+
+
+def test_alternatives_are_likely_close_pages_under_another_parent_section(slice_settings) -> None:  # noqa: ANN001
+    index = CorpusIndex.open(slice_settings)
+
+    def page(sid: str, p: float) -> selection.PageScore:
+        return selection.PageScore(selection.PageBundle(section_id=sid, score=0.0, chunks=[]), 0.0, 0.0, False, p)
+
+    assert index.pages["EIM21690"].breadcrumbs[-1] == index.pages["EIM21691"].breadcrumbs[-1] != index.pages["EIM31400"].breadcrumbs[-1]
+    kept = [page("EIM21690", 0.8), page("EIM21691", 0.78), page("EIM31400", 0.7), page("EIM31405", 0.69), page("EIM26140", 0.2)]
+    # the party page's sibling is the same subject; the passenger pages another (one of them offered); 0.2 is under the threshold
+    assert selection.offered_alternatives(kept, 0.23, index, 0.8) == ["EIM31400"]
+    assert selection.offered_alternatives(kept, 0.23, index, 0.9) == []  # not close enough to the best
+    assert selection.offered_alternatives([page("EIM21690", 0.2), *kept[1:]], 0.23, index, 0.8) == []  # the best page itself unsure
