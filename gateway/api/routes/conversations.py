@@ -12,7 +12,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from gateway.deps import SettingsDep, StoreDep
-from gateway.errors import documented, pipeline_error_response
+from gateway.errors import documented
 from services.conversation_store import ConversationStore, make_conversation_store
 from services.errors import PipelineError
 from services.results import QuestionStore
@@ -103,7 +103,7 @@ async def ask_in_conversation(
         return JSONResponse(started.model_dump(), status_code=202)
     outcome = await finisher
     if isinstance(outcome, PipelineError):
-        return pipeline_error_response(outcome)
+        raise outcome  # the error handler's typed reply (gateway/errors.py)
     return JSONResponse(outcome.model_dump(mode="json"))
 
 

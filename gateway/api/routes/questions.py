@@ -19,7 +19,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
 from gateway.deps import MetricsDep, SettingsDep, StoreDep, valid_manual
-from gateway.errors import ApiError, documented, pipeline_error_response, redact
+from gateway.errors import ApiError, documented, redact
 from gateway.metrics import GatewayMetrics
 from services.dispatch import Admission, record_refusal, submit
 from services.errors import PipelineError, from_info
@@ -138,7 +138,7 @@ async def ask(
         return _pending(qid, [])
     outcome = await follower
     if isinstance(outcome, PipelineError):
-        return pipeline_error_response(outcome)
+        raise outcome  # the error handler's typed reply (gateway/errors.py)
     return JSONResponse(outcome.model_dump(mode="json"))
 
 
@@ -163,7 +163,7 @@ def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
     if last is not None and last.kind == "result":
         return JSONResponse(last.result.model_dump(mode="json"))
     if last is not None and last.kind == "error":
-        return pipeline_error_response(from_info(last.error))
+        raise from_info(last.error)
     return _pending(qid, [e.trace.stage for e in events if e.kind == "stage"])
 
 
