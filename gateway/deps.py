@@ -4,7 +4,7 @@ functions on its thread pool, a thread hop per dependency per request."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 
@@ -12,6 +12,7 @@ from gateway.errors import ApiError
 from gateway.metrics import GatewayMetrics
 from services.results import QuestionStore
 from shared.config import Settings
+from shared.contracts.api import QuestionRequest
 from shared.generation import InvalidManualName, canonical_manual, ingested_manuals
 from shared.index import CorpusIndex  # every route module loads the pipeline, and the index with it
 
@@ -53,6 +54,15 @@ def valid_manual(settings: Settings, manual: str | None) -> str:
     if name not in available:
         raise ApiError(404, "unknown_manual", f"No ingested manual {name}; ingested: {', '.join(available) or 'none'}.", {"manuals": available})
     return name
+
+
+Asked = TypeVar("Asked", bound=QuestionRequest)
+
+
+def with_valid_manual(settings: Settings, body: Asked) -> Asked:
+    """A question's request (``/v1/questions`` or a conversation's turn) naming its manual by
+    its canonical name, checked here at the edge before anything is dispatched (``valid_manual``)."""
+    return body.model_copy(update={"manual": valid_manual(settings, body.manual)})
 
 
 def open_index(settings: Settings, manual: str | None = None) -> CorpusIndex:

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
-from gateway.deps import MetricsDep, SettingsDep, StoreDep, valid_manual
+from gateway.deps import MetricsDep, SettingsDep, StoreDep, with_valid_manual
 from gateway.errors import ApiError, documented, redact
 from gateway.metrics import GatewayMetrics
 from services.dispatch import Admission, record_refusal, submit
@@ -106,7 +106,7 @@ async def ask(
 ) -> JSONResponse:
     started = time.perf_counter()
     admission = _admission(request, settings)
-    body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
+    body = with_valid_manual(settings, body)
     waiting = body.wait if wait is None else wait
     # The scope guard: text rules, and the ingested manuals' cached listing (a stat and a
     # readlink per manual, shared/generation.py): cheaper on the event loop than a thread hop.
