@@ -124,7 +124,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     gateway = settings.gateway
     app.add_middleware(BodyLimit, max_bytes=gateway.max_body_bytes, timeout_s=gateway.body_read_timeout_s)
-    app.add_middleware(ApiKeys, keys=gateway.api_keys, per_minute=gateway.rate_limit_per_minute)
+    app.add_middleware(
+        ApiKeys, keys=gateway.api_keys, per_minute=gateway.rate_limit_per_minute, guesses_per_minute=gateway.key_failures_per_minute
+    )
     if gateway.cors_origins:  # outside the key check: a browser's preflight carries no key
         app.add_middleware(CORSMiddleware, allow_origins=gateway.cors_origins, allow_methods=["GET", "POST"], allow_headers=["*"])
     app.add_middleware(SecurityHeaders)

@@ -4,7 +4,7 @@ functions on its thread pool, a thread hop per dependency per request."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 
@@ -12,6 +12,7 @@ from gateway.errors import ApiError
 from gateway.metrics import GatewayMetrics
 from services.results import QuestionStore
 from shared.config import Settings
+from shared.contracts.api import QuestionRequest
 from shared.generation import InvalidManualName, UnknownManual, canonical_manual, ingested_manuals, requested_manual
 from shared.index import CorpusIndex  # every route module loads the pipeline, and the index with it
 
@@ -56,6 +57,18 @@ def valid_focus(settings: Settings, manual: str, focus: str | None) -> str | Non
     if focus is not None and focus not in open_index(settings, manual).pages:
         raise ApiError(422, "unknown_page", f"{focus} is not a page of {manual}.", {"focus": focus})
     return focus
+
+
+Asked = TypeVar("Asked", bound=QuestionRequest)
+
+
+def with_valid_manual(settings: Settings, body: Asked) -> Asked:
+    """A question's request (``/v1/questions`` or a conversation's turn) naming its manual by
+    its canonical name, and any page it focuses on, checked here at the edge before anything is
+    dispatched (``valid_manual``, ``valid_focus``)."""
+    body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
+    valid_focus(settings, body.manual, body.focus)
+    return body
 
 
 def open_index(settings: Settings, manual: str | None = None) -> CorpusIndex:

@@ -75,8 +75,11 @@ def error_response(status: int, type_: str, message: str, detail: Any = None, he
     return JSONResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
 
 
-def pipeline_error_response(exc: PipelineError) -> JSONResponse:
-    return error_response(exc.http_status, exc.kind, str(exc))
+def pipeline_error_response(exc: PipelineError, retry_after_s: int) -> JSONResponse:
+    """A failed question's error; one that passes (Redis back, the index swapped) says when to
+    ask again."""
+    headers = {"Retry-After": str(retry_after_s)} if exc.retriable else None
+    return error_response(exc.http_status, exc.kind, str(exc), headers=headers)
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -93,8 +96,8 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status, exc.type, exc.message, exc.detail, exc.headers)
 
     @app.exception_handler(PipelineError)
-    async def _pipeline_error(_: Request, exc: PipelineError) -> JSONResponse:
-        return pipeline_error_response(exc)
+    async def _pipeline_error(request: Request, exc: PipelineError) -> JSONResponse:
+        return pipeline_error_response(exc, request.app.state.settings.gateway.retry_after_s)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from starlette.routing import Match, Mount
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.errors import PipelineError
@@ -41,12 +44,25 @@ class GatewayMetrics:
             self.stage_seconds.labels(trace.stage).observe(trace.ms / 1000)
 
 
+def _routes(router: Any) -> Iterator[BaseRoute]:
+    """Every route under a router, those of included routers too (FastAPI keeps each
+    ``include_router`` as one route holding the router, with no path of its own)."""
+    for route in router.routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from _routes(included)
+        else:
+            yield route
+
+
 def _template(scope: Scope) -> str:
-    """The template of the route or mount that serves ``scope`` (FastAPI's own routes put
-    themselves in the scope; plain Starlette routes and mounts do not)."""
-    for route in scope["app"].router.routes:
-        if route.matches(scope)[0] == Match.FULL:
-            return route.path + "/{path}" if isinstance(route, Mount) else route.path
+    """The template of the route or mount that serves ``scope``: FastAPI's own routes put
+    themselves in the scope; plain Starlette routes, mounts and the replies the middleware
+    sends before routing (401, 429, 413, 408) are matched here."""
+    for route in _routes(scope["app"].router):
+        path = getattr(route, "path", None)
+        if path is not None and route.matches(scope)[0] == Match.FULL:
+            return path + "/{path}" if isinstance(route, Mount) else path
     return "unmatched"
 
 

@@ -10,6 +10,7 @@ import threading
 import time
 
 from starlette.datastructures import MutableHeaders
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import error_response
@@ -51,29 +52,40 @@ class RateWindow:
         self._lock = threading.Lock()
 
     def admit(self, caller: str) -> float | None:
-        """None when admitted, else the seconds until the caller's window reopens."""
+        """None when admitted (and counted), else the seconds until the caller's window reopens."""
+        return self._take(caller, count=True)
+
+    def full(self, caller: str) -> float | None:
+        """The seconds until the caller's window reopens when it is full, else None (counts nothing)."""
+        return self._take(caller, count=False)
+
+    def _take(self, caller: str, count: bool) -> float | None:
         if self.per_minute <= 0:
             return None
         now = self._clock()
         with self._lock:
             if len(self._windows) > 10_000:  # drop finished windows of callers gone quiet
                 self._windows = {k: v for k, v in self._windows.items() if now - v[0] < WINDOW_S}
-            started, count = self._windows.get(caller, (now, 0))
+            started, used = self._windows.get(caller, (now, 0))
             if now - started >= WINDOW_S:
-                started, count = now, 0
-            if count >= self.per_minute:
+                started, used = now, 0
+            if used >= self.per_minute:
                 return WINDOW_S - (now - started)
-            self._windows[caller] = (started, count + 1)
+            if count:
+                self._windows[caller] = (started, used + 1)
             return None
 
 
 class ApiKeys:
     """401 without a listed key (``X-API-Key`` or ``Authorization: Bearer``) when keys are
-    configured; 429 with Retry-After past the caller's (key's, or address's) rate limit."""
+    configured; 429 with Retry-After past the caller's (key's, or address's) rate limit. Keys
+    that do not match count against their address (``guesses_per_minute``): past it, every
+    request from that address is a 429 until its minute is over, its key not even compared (so
+    a guess learns nothing)."""
 
-    def __init__(self, app: ASGIApp, keys: list[str], per_minute: int) -> None:
+    def __init__(self, app: ASGIApp, keys: list[str], per_minute: int, guesses_per_minute: int = 0) -> None:
         self.app, self.keys = app, [k.encode() for k in keys if k]
-        self.window = RateWindow(per_minute)
+        self.window, self.guesses = RateWindow(per_minute), RateWindow(guesses_per_minute)
 
     def _key(self, scope: Scope) -> bytes | None:
         headers = dict(scope["headers"])
@@ -87,9 +99,13 @@ class ApiKeys:
             return await self.app(scope, receive, send)
         caller = (scope.get("client") or ("unknown", 0))[0]
         if self.keys:
+            wait_s = self.guesses.full(caller)
+            if wait_s is not None:
+                return await _limited(self.guesses.per_minute, "failed key attempts", wait_s)(scope, receive, send)
             given = self._key(scope)
             matched = next((k for k in self.keys if given is not None and hmac.compare_digest(k, given)), None)
             if matched is None:
+                self.guesses.admit(caller)
                 response = error_response(
                     401, "unauthorized", "This API needs a key: send it as X-API-Key or Authorization: Bearer.",
                     headers={"WWW-Authenticate": "Bearer"},
@@ -98,9 +114,11 @@ class ApiKeys:
             caller = "key:" + hmac.new(b"taxnav", matched, "sha256").hexdigest()[:16]  # never the key itself
         wait_s = self.window.admit(caller)
         if wait_s is not None:
-            response = error_response(
-                429, "rate_limited", f"Over {self.window.per_minute} requests a minute for this caller.",
-                headers={"Retry-After": str(max(1, math.ceil(wait_s)))},
-            )
-            return await response(scope, receive, send)
+            return await _limited(self.window.per_minute, "requests", wait_s)(scope, receive, send)
         await self.app(scope, receive, send)
+
+
+def _limited(per_minute: int, what: str, wait_s: float) -> JSONResponse:
+    return error_response(
+        429, "rate_limited", f"Over {per_minute} {what} a minute for this caller.", headers={"Retry-After": str(max(1, math.ceil(wait_s)))}
+    )

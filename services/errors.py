@@ -14,6 +14,7 @@ from shared.contracts.events import ErrorInfo
 class PipelineError(Exception):
     kind: ClassVar[str] = "pipeline_failed"
     http_status: ClassVar[int] = 502
+    retriable: ClassVar[bool] = False  # the same request may work shortly: the gateway sends Retry-After
 
     def info(self) -> ErrorInfo:
         return ErrorInfo(type=self.kind, message=str(self))
@@ -29,6 +30,7 @@ class Unavailable(PipelineError):
 
     kind = "unavailable"
     http_status = 503
+    retriable = True
 
 
 class ProviderError(PipelineError):
@@ -44,6 +46,7 @@ class IndexChanged(PipelineError):
 
     kind = "index_changed"
     http_status = 503
+    retriable = True
 
 
 class IndexUnavailable(PipelineError):

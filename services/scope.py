@@ -43,14 +43,16 @@ _EXCHANGE = (
 # Text addressed to the system instead of asking about tax: requests to drop or reveal
 # instructions, to change role, to dictate the reply, or to act on the exchange itself
 # (translate or summarise what was said, wipe the conversation). Phrases, not words, so that a
-# question mentioning "instructions" or "system" is not caught.
+# question mentioning "instructions" or "system" is not caught. Linear in the text (it runs on
+# the event loop): the reply's ending allows one stop between spaces, not two runs of spaces
+# side by side, which backtracked quadratically over a long run.
 _INJECTION = re.compile(
     r"""
     \b(?:ignore|disregard|forget|override|bypass)\b[^.?!]{0,40}\b(?:instructions?|prompts?|rules|context|guidelines|above|previous)\b
   | \b(?:system|developer|hidden|initial)\s+(?:prompt|message|instructions?)\b
   | \byour\s+(?:instructions|prompt|rules|guidelines|configuration)\b
   | \b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?|my)|roleplay|jailbreak|developer\s+mode|\bDAN\b)
-  | \b(?:reply|respond|answer|output)\s+(?:only\s+)?with\s+(?:only\s+)?["'\w]+\s*[.!]?\s*$
+  | \b(?:reply|respond|answer|output)\s+(?:only\s+)?with\s+(?:only\s+)?["'\w]+\s*(?:[.!]\s*)?$
   | \b(?:translate|summari[sz]e|rephrase|rewrite|reformat|shorten|wipe|delete|erase|clear|reset|forget)\b[^.?!]{0,40}?(?:"""
     + _EXCHANGE
     + ")",
@@ -80,15 +82,44 @@ def _lexicon() -> frozenset[str]:
     return frozenset(w for w in vocab if w.isalpha() and w.islower())
 
 
-def _known(word: str, lexicon: frozenset[str]) -> bool:
+# Inflections the vocabulary lacks: vouchers -> voucher, taxed -> tax, paying -> pay.
+_SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "'s")
+
+
+@lru_cache(maxsize=4)
+def _longest(lexicon: frozenset[str]) -> int:
+    """The longest text ``_inflected`` can accept: past it a piece needs no lookup."""
+    return max(len(w) for w in lexicon | STOPWORDS) + max(map(len, _SUFFIXES))
+
+
+def _inflected(word: str, lexicon: frozenset[str]) -> bool:
     if word in lexicon or word in STOPWORDS:
         return True
-    # Inflections the vocabulary lacks: vouchers -> voucher, taxed -> tax, paying -> pay.
-    for suffix in ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "'s"):
-        if word.endswith(suffix) and word[: -len(suffix)] in lexicon and len(word) - len(suffix) >= 3:
-            return True
-    # Compounds the vocabulary splits: mileage = mile + age, redecorating = re + decorating.
-    return any(word[:i] in lexicon and _known(word[i:], lexicon) for i in range(3, len(word) - 2)) if len(word) > 6 else False
+    return any(
+        word.endswith(suffix) and word[: -len(suffix)] in lexicon and len(word) - len(suffix) >= 3 for suffix in _SUFFIXES
+    )
+
+
+def _known(word: str, lexicon: frozenset[str]) -> bool:
+    """A word of the lexicon, an inflection of one, or a compound the vocabulary splits
+    (mileage = mile + age, redecorating = re + decorating): a lexicon word of 3+ letters
+    followed by a known rest, the split applied to words of 7+ letters.
+
+    Decided right to left over the split points, each rest once (``known_from[j]``: is
+    ``word[j:]`` known), and a head is never longer than a lexicon word: linear in the word's
+    length. (Trying every split recursively took exponential time on a question, on the event
+    loop, and recursed past Python's limit on one long word.)"""
+    n, longest = len(word), _longest(lexicon)
+    known_from = [False] * (n + 1)
+    for j in range(n - 1, -1, -1):
+        rest = n - j
+        if rest <= longest and _inflected(word[j:], lexicon):
+            known_from[j] = True
+        elif rest > 6:
+            known_from[j] = any(
+                known_from[j + i] and word[j : j + i] in lexicon for i in range(3, min(rest - 2, longest + 1))
+            )
+    return known_from[0]
 
 
 def malformed_reason(question: str) -> str | None:
@@ -252,9 +283,10 @@ ROUTE_MIN_TERMS = 2
 FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
 
 # Where a question's clauses part: after a sentence, at a dash or semicolon, and at "and"
-# before a new question ("... taxable and how do I register?").
+# before a new question ("... taxable and how do I register?"). A run of spaces is tried from
+# its start only ((?<!\s)): tried from each of its spaces, a long run took quadratic time.
 _CLAUSE = re.compile(
-    r"(?<=[?.!;])\s+|\s+[-\u2013\u2014]\s+|,?\s+and\s+(?=(?:how|what|when|where|which|who|why|can|could|do|does|did|is|are|should|will|would|must)\b)",
+    r"(?<=[?.!;])\s+|(?<!\s)\s+[-\u2013\u2014]\s+|,?(?<!\s)\s+and\s+(?=(?:how|what|when|where|which|who|why|can|could|do|does|did|is|are|should|will|would|must)\b)",
     re.I,
 )
 

@@ -214,6 +214,9 @@ class GatewaySettings(BaseModel):
     # requests per minute (0 = unlimited).
     api_keys: list[str] = Field(default_factory=list)
     rate_limit_per_minute: int = 0
+    # Requests with a key that matches none, per client address per minute (0 = unlimited):
+    # past it the address gets 429s for the rest of its minute, so keys cannot be guessed fast.
+    key_failures_per_minute: int = 10
     # Origins allowed to call the API from a browser (none = same origin only).
     cors_origins: list[str] = Field(default_factory=list)
     body_read_timeout_s: float = 10.0  # a request body that trickles in slower is cut off (408)

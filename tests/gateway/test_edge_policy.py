@@ -52,6 +52,23 @@ def test_each_key_has_its_own_rate_limit_with_retry_after(tmp_path):
         assert client.post("/v1/questions", json=MALFORMED, headers={"x-api-key": "b"}).status_code == 200  # b's own budget
 
 
+def test_failed_key_guesses_are_rate_limited_per_address(tmp_path):
+    with TestClient(app_with(tmp_path, api_keys=["right"], key_failures_per_minute=3), raise_server_exceptions=False) as client:
+        guesses = [client.post("/v1/questions", json=MALFORMED, headers={"x-api-key": f"guess-{i}"}) for i in range(4)]
+        assert [g.status_code for g in guesses] == [401, 401, 401, 429]
+        assert guesses[-1].json()["error"]["type"] == "rate_limited" and 1 <= int(guesses[-1].headers["retry-after"]) <= 60
+        # past the limit the address learns nothing more: even the right key is not compared
+        assert client.post("/v1/questions", json=MALFORMED, headers={"x-api-key": "right"}).status_code == 429
+        assert client.get("/healthz").status_code == 200  # outside the API: never limited
+
+
+def test_a_window_can_be_read_without_counting():
+    window = RateWindow(1, clock=lambda: 0.0)
+    assert window.full("k") is None and window.full("k") is None
+    assert window.admit("k") is None
+    assert window.full("k") == pytest.approx(60.0)
+
+
 def test_a_rate_window_reopens_after_a_minute():
     now = [0.0]
     window = RateWindow(2, clock=lambda: now[0])

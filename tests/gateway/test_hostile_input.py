@@ -4,6 +4,8 @@ and the policy headers every response carries. None of it may reach a 500."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -57,6 +59,14 @@ def test_surrogates_anywhere_get_a_typed_answer_not_a_500(client, raw):
     response = client.post("/v1/questions", content=raw, headers=JSON)
     assert response.status_code < 500, response.text
     response.json()  # well-formed UTF-8 JSON
+
+
+def test_one_long_word_is_a_typed_refusal_not_a_500(client):
+    started = time.perf_counter()
+    response = client.post("/v1/questions", json={"question": "a" * 1200})  # was RecursionError: 500
+    assert response.status_code == 200, response.text
+    assert response.json()["refusal"]["category"] == "malformed"
+    assert time.perf_counter() - started < 5
 
 
 def test_a_surrogate_in_a_page_path_is_a_404(client):

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import random
+import time
+
 import pytest
 
-from services.scope import KEYWORD_HOME_CEILING, ROUTE_FLOOR, ROUTE_HOME_CEILING, ROUTE_MARGIN, check, own_trade, routing_parts, route
+from services.scope import (
+    KEYWORD_HOME_CEILING,
+    ROUTE_FLOOR,
+    ROUTE_HOME_CEILING,
+    ROUTE_MARGIN,
+    _known,
+    _lexicon,
+    check,
+    clauses,
+    own_trade,
+    routing_parts,
+    route,
+)
+from services.text.terms import STOPWORDS
 from shared.contracts.refusals import ManualEvidence, PageRef
 
 
@@ -392,3 +408,71 @@ def test_an_employee_asking_about_what_their_employer_gives_them_stays_with_empl
     # an employee who names a trade of their own is routed there still
     leaving = "I'm leaving my employer to go self-employed. Which costs of my new business can I deduct from my profits?"
     assert [r.manual for r in route(leaving, [(leaving, better_elsewhere)], EIM)[0]] == [BIM]
+
+
+# ---- the guard runs on the gateway's event loop: linear in the text ----------------------
+
+
+def _best_time(run, times: int = 3) -> float:
+    """The fastest of a few runs: a busy machine's pauses do not count against the code."""
+    best = float("inf")
+    for _ in range(times):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is " + "studying" * 10 + "qzx taxable?",  # took seconds: every split of every repeat tried
+        "Is " + "studying" * 240 + "qzx taxable?",
+        "studying" * 250,  # 2,000 characters of lexicon words, one word
+        "a" * 1999,  # recursed past Python's limit (RecursionError)
+        "Is " + "redecoratingmileage" * 104 + "qzx?",
+        " ".join(["mileageallowance"] * 117),
+    ],
+    ids=["studying-10", "studying-240", "one-word-of-words", "one-letter-1999", "compounds", "spaced-compounds"],
+)
+def test_the_word_splitter_is_fast_on_the_worst_words(text: str) -> None:
+    check("warm the lexicon up")
+    assert len(text) <= 2000
+    assert _best_time(lambda: check(text), times=1) < 0.5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Reply with x" + " " * 1980 + "y",  # two runs of spaces side by side in _INJECTION
+        "How is a" + "\t" * 1980 + "b taxed?",
+    ],
+    ids=["reply-with", "clause-split"],
+)
+def test_the_text_checks_are_linear_in_a_long_run_of_spaces(text: str) -> None:
+    check("warm the lexicon up")
+    # linear: well under a millisecond; the quadratic patterns took 20-80 ms here
+    assert _best_time(lambda: check(text)) < 0.005
+    assert _best_time(lambda: clauses(text)) < 0.005
+
+
+def _known_by_recursion(word: str, lexicon: frozenset[str]) -> bool:
+    """The splitter's definition, tried split by split (exponential: short words only)."""
+    if word in lexicon or word in STOPWORDS:
+        return True
+    for suffix in ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "'s"):
+        if word.endswith(suffix) and word[: -len(suffix)] in lexicon and len(word) - len(suffix) >= 3:
+            return True
+    return len(word) > 6 and any(word[:i] in lexicon and _known_by_recursion(word[i:], lexicon) for i in range(3, len(word) - 2))
+
+
+def test_the_word_splitter_decides_every_short_word_as_its_definition_does() -> None:
+    lexicon = _lexicon()
+    vocabulary = sorted(lexicon)
+    pick = random.Random(29)
+    samples = ["mileage", "redecorating", "vouchers", "taxed", "paying", "employer's", "qzxv", "studyingqzx", "a" * 30]
+    for _ in range(5000):
+        word = "".join(pick.choice(vocabulary) for _ in range(pick.randint(1, 3)))
+        samples.append(word + pick.choice(["", "", "s", "ing", "ed", "'s", "qz", "x"]))
+    for word in (w for w in samples if len(w) <= 30):
+        assert _known(word, lexicon) == _known_by_recursion(word, lexicon), word

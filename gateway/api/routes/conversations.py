@@ -11,8 +11,8 @@ from anyio import to_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from gateway.deps import SettingsDep, StoreDep, valid_focus, valid_manual
-from gateway.errors import documented, pipeline_error_response
+from gateway.deps import SettingsDep, StoreDep, with_valid_manual
+from gateway.errors import documented
 from services.conversation_store import ConversationStore, make_conversation_store
 from services.errors import PipelineError
 from services.results import QuestionStore
@@ -73,7 +73,8 @@ async def create_conversation(request: Request, settings: SettingsDep) -> JSONRe
         "and verified claims into retrieval. `condition` chooses an option of the previous turn's conflict refusal "
         "(`refusal.evidence.options[].condition`). Waits for the answer; with `wait: false` returns 202 with the "
         "question's id to follow at `events_url` (the turn is stored when it ends). 404 for an unknown or expired "
-        "conversation, 409 past the turn limit, 422 for a condition that is not an option."
+        "conversation, 409 past the turn limit, 422 for a condition that is not an option; `manual` as for "
+        "`POST /v1/questions` (422 `invalid_manual`, 404 `unknown_manual`)."
     ),
 )
 async def ask_in_conversation(
@@ -84,9 +85,8 @@ async def ask_in_conversation(
     questions: StoreDep,
     wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
 ) -> JSONResponse:
+    body = with_valid_manual(settings, body)  # as /v1/questions: a typed 422 or 404 before the turn starts
     store = _conversations(request, settings)
-    if body.focus is not None:
-        valid_focus(settings, valid_manual(settings, body.manual), body.focus)
     pending = await to_thread.run_sync(store.start, cid, body, settings, questions)
     # Finished in every case, so the turn is stored even when nobody waits for it.
     finisher = asyncio.ensure_future(to_thread.run_sync(_finish, store, cid, pending, questions))
@@ -105,7 +105,7 @@ async def ask_in_conversation(
         return JSONResponse(started.model_dump(), status_code=202)
     outcome = await finisher
     if isinstance(outcome, PipelineError):
-        return pipeline_error_response(outcome)
+        raise outcome  # the error handler's typed reply (gateway/errors.py)
     return JSONResponse(outcome.model_dump(mode="json"))
 
 

@@ -7,13 +7,15 @@ request.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel
 
 from gateway.deps import SettingsDep
-from gateway.errors import ApiError, documented
+from gateway.errors import ApiError, documented, redact
 from shared.contracts.ingest_runs import DateMove, IngestRun, RunStatus, find_run, read_runs
 
 router = APIRouter(prefix="/v1/ingest", tags=["ingest"])
@@ -25,8 +27,19 @@ Offset = Annotated[int, Query(ge=0, le=1_000_000, description="skip this many it
 T = TypeVar("T")
 
 
+def shown_source(source: str) -> str:
+    """Where a run crawled, fit for a response: a URL's host and path (no credentials, port or
+    query), a directory as "local directory" and its own name (never its path)."""
+    url = urlsplit(source)
+    if url.scheme in ("http", "https"):
+        return f"{url.hostname or ''}{url.path}"
+    name = next((part for part in reversed(PurePath(source).parts) if part not in (".", "..", "/")), None)
+    return f"local directory {name}" if name else "local directory"
+
+
 class IngestRunCounts(IngestRun):
-    """A run's record with its page lists as counts."""
+    """A run's record with its page lists as counts, its source and message as a response
+    may show them (the log keeps the operator's own path)."""
 
     changed_pages: int = 0  # type: ignore[assignment]  (the list's length in place of the list)
     removed_pages: int = 0  # type: ignore[assignment]
@@ -35,7 +48,8 @@ class IngestRunCounts(IngestRun):
     @classmethod
     def of(cls, run: IngestRun) -> IngestRunCounts:
         lists = {"changed_pages": len(run.changed_pages), "removed_pages": len(run.removed_pages), "dates_moved": len(run.dates_moved)}
-        return cls(**run.model_dump(exclude=set(lists)), **lists)
+        shown = {"source": shown_source(run.source), "message": redact(run.message)}
+        return cls(**run.model_dump(exclude={*lists, *shown}), **lists, **shown)
 
 
 def _window(items: list[T], offset: int, limit: int) -> tuple[list[T], int | None]:

@@ -8,8 +8,9 @@ question store that every route below reads.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Literal
 
 from anyio import CapacityLimiter, to_thread
@@ -18,17 +19,19 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
-from gateway.deps import MetricsDep, SettingsDep, StoreDep, valid_focus, valid_manual
-from gateway.errors import ApiError, documented, pipeline_error_response, redact
+from gateway.deps import MetricsDep, SettingsDep, StoreDep, with_valid_manual
+from gateway.errors import ApiError, documented, redact
 from gateway.metrics import GatewayMetrics
 from services.dispatch import Admission, record_refusal, submit
-from services.errors import PipelineError, from_info
+from services.errors import PipelineError, as_info, from_info
 from services.pipeline import new_state
 from services.results import MAX_WAITERS, QuestionStore, follow, wait_result
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
+from shared.contracts.events import QuestionEvent
 
 router = APIRouter(prefix="/v1/questions", tags=["questions"])
+log = logging.getLogger(__name__)
 
 _followers: set[asyncio.Future] = set()  # followers of questions nobody waits on (kept from GC)
 
@@ -106,8 +109,7 @@ async def ask(
 ) -> JSONResponse:
     started = time.perf_counter()
     admission = _admission(request, settings)
-    body = body.model_copy(update={"manual": valid_manual(settings, body.manual)})
-    valid_focus(settings, body.manual, body.focus)
+    body = with_valid_manual(settings, body)
     waiting = body.wait if wait is None else wait
     # The scope guard: text rules, and the ingested manuals' cached listing (a stat and a
     # readlink per manual, shared/generation.py): cheaper on the event loop than a thread hop.
@@ -139,7 +141,7 @@ async def ask(
         return _pending(qid, [])
     outcome = await follower
     if isinstance(outcome, PipelineError):
-        return pipeline_error_response(outcome)
+        raise outcome  # the error handler's typed reply (gateway/errors.py)
     return JSONResponse(outcome.model_dump(mode="json"))
 
 
@@ -164,7 +166,7 @@ def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
     if last is not None and last.kind == "result":
         return JSONResponse(last.result.model_dump(mode="json"))
     if last is not None and last.kind == "error":
-        return pipeline_error_response(from_info(last.error))
+        raise from_info(last.error)
     return _pending(qid, [e.trace.stage for e in events if e.kind == "stage"])
 
 
@@ -188,7 +190,7 @@ async def question_events(
     events = follow(store, qid)  # the same order on every replay, so an event's number is stable
     limiter = _streams(request)  # each blocking read on the stream threads, not the shared pool
     number = 0
-    while (event := await to_thread.run_sync(next, events, None, limiter=limiter)) is not None:
+    while (event := await _next_event(events, limiter)) is not None:
         number += 1
         if last_event_id is not None and number <= last_event_id:
             continue
@@ -199,3 +201,14 @@ async def question_events(
             yield ServerSentEvent(event="result", data=event.result.model_dump(mode="json"), id=str(number))
         else:
             yield ServerSentEvent(event="error", data={"type": event.error.type, "message": redact(event.error.message)}, id=str(number))
+
+
+async def _next_event(events: Iterator[QuestionEvent], limiter: CapacityLimiter) -> QuestionEvent | None:
+    """The stream's next event; a read that fails (Redis gone mid-stream) ends the stream with
+    its typed error, as the last event, rather than with a bare end-of-stream."""
+    try:
+        return await to_thread.run_sync(next, events, None, limiter=limiter)
+    except Exception as exc:  # noqa: BLE001  (raised inside it, the follower is over: the next call gives None)
+        if not isinstance(exc, PipelineError):
+            log.warning("event stream failed: %s", type(exc).__name__)
+        return QuestionEvent(kind="error", error=as_info(exc))

@@ -122,6 +122,22 @@ def test_bad_bodies_and_ids_are_typed_4xx(client):
     assert client.get(f"/v1/conversations/{cid}").json()["turns"] == []  # nothing was stored
 
 
+@pytest.mark.parametrize("wait", [True, False])
+@pytest.mark.parametrize(
+    "manual, status, kind",
+    [("../../evil", 422, "invalid_manual"), ("a b", 422, "invalid_manual"), ("business-income-manual", 404, "unknown_manual")],
+)
+def test_a_turns_manual_is_checked_at_the_edge_as_a_questions_is(client, wait, manual, status, kind):
+    # was a 502 pipeline_failed or 503 index_unavailable (wait), a turn started only to fail (no wait)
+    cid = start(client)
+    for path in (f"/v1/conversations/{cid}/questions", "/v1/questions"):
+        response = client.post(path, json={"question": MILEAGE, "manual": manual, "wait": wait})
+        error = response.json()["error"]
+        assert response.status_code == status and error["type"] == kind, response.text
+        assert error["detail"]["manuals"] == ["employment-income-manual"]
+    assert client.get(f"/v1/conversations/{cid}").json()["turns"] == []  # no turn was started
+
+
 def test_a_condition_that_is_no_option_of_the_previous_turn_is_a_typed_422(client):
     cid = start(client)
     response = client.post(f"/v1/conversations/{cid}/questions", json={"question": "that one", "condition": "for 2014-15"})

@@ -28,11 +28,13 @@ def client(data_dir: Path) -> TestClient:
     return TestClient(create_app(Settings(data_dir=data_dir)))
 
 
-def record(data_dir: Path, n: int, status: str = "ok", manual: str = "employment-income-manual") -> IngestRun:
+def record(
+    data_dir: Path, n: int, status: str = "ok", manual: str = "employment-income-manual", source: str = "https://www.gov.uk", message: str = ""
+) -> IngestRun:
     run = IngestRun(
         run_id=f"run-{n}",
         manual=manual,
-        source="https://www.gov.uk",
+        source=source,
         trigger="schedule",
         status=status,
         started_at=T0 + timedelta(days=n),
@@ -43,7 +45,7 @@ def record(data_dir: Path, n: int, status: str = "ok", manual: str = "employment
         changed_pages=["EIM31240"] if status == "ok" else [],
         removed_pages=["EIM99999"] if status == "ok" else [],
         dates_moved=[DateMove(section_id="EIM31240", before=T0 - timedelta(days=400), after=T0)] if status == "ok" else [],
-        message="" if status == "ok" else "an ingest of employment-income-manual is already in progress",
+        message=message or ("" if status == "ok" else "an ingest of employment-income-manual is already in progress"),
     )
     record_run(data_dir, run)
     return run
@@ -70,6 +72,25 @@ def test_runs_newest_first_with_what_changed(client: TestClient, data_dir: Path)
     assert pages("changed")["pages"] == ["EIM31240"] and pages("removed")["pages"] == ["EIM99999"]
     moved = pages("dates_moved")["dates_moved"]
     assert moved[0]["section_id"] == "EIM31240" and datetime.fromisoformat(moved[0]["after"]) == T0
+
+
+@pytest.mark.parametrize(
+    "source, shown",
+    [
+        ("https://www.gov.uk", "www.gov.uk"),
+        ("https://user:secret@content.example.org:8443/api/content?token=t", "content.example.org/api/content"),
+        ("/srv/taxnav/shared/corpus", "local directory corpus"),
+        ("../shared/corpus", "local directory corpus"),
+        ("../shared/corpus/employment-income-manual/", "local directory employment-income-manual"),
+        ("..", "local directory"),
+    ],
+)
+def test_a_runs_source_shows_no_path(client: TestClient, data_dir: Path, source: str, shown: str) -> None:
+    record(data_dir, 0, status="failed", source=source, message=f"no readable pages in employment-income-manual at {source}: {{}}")
+    for run in (client.get("/v1/ingest/runs").json()["runs"][0], client.get("/v1/ingest/runs/run-0").json()):
+        assert run["source"] == shown
+        assert "/srv" not in run["message"] and "../" not in run["message"] and "secret" not in run["message"]
+    assert "no readable pages" in run["message"]
 
 
 def test_a_big_run_lists_counts_and_pages_its_lists(client: TestClient, data_dir: Path) -> None:

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import redis
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
+from services.results import MemoryStore, RedisStore
+from services.workers import purge
 from shared.config import Settings
+from shared.contracts.api import StageTrace
+from shared.contracts.events import stage_event
 from tests.support.gateway import wait_ready
 
 MILEAGE = "how much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
@@ -171,3 +177,50 @@ def test_concurrent_questions_all_get_their_own_answer(client):
     assert len({b["id"] for b in bodies}) == len(questions)
     mileage = [b["answer"] for b, q in zip(bodies, questions, strict=True) if q == MILEAGE]
     assert all(answer == mileage[0] for answer in mileage) and mileage[0] is not None
+
+
+class DroppingMemoryStore(MemoryStore):
+    """Reads raise as a lost Redis connection does, after the first."""
+
+    reads = 0
+
+    def read(self, qid, cursor, block_s):  # noqa: ANN001, ANN201
+        self.reads += 1
+        if self.reads > 1:
+            raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        return super().read(qid, cursor, block_s)
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.distributed)])
+def dropping_store(request, monkeypatch):
+    if request.param == "memory":
+        yield DroppingMemoryStore(), "pipeline_failed"
+        return
+    settings = Settings(mode="distributed")
+    settings.celery.key_prefix = f"test-drop-{uuid.uuid4().hex[:8]}:"
+    store = RedisStore(settings)
+    real, reads = store._redis.xread, []
+
+    def xread(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        reads.append(1)
+        if len(reads) > 1:
+            raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store._redis, "xread", xread)
+    yield store, "unavailable"
+    purge(settings)
+
+
+def test_an_event_stream_whose_store_drops_ends_with_a_typed_error_event(dropping_store, tmp_path):
+    store, kind = dropping_store
+    app = create_app(Settings(data_dir=tmp_path))
+    app.state.store = store
+    qid = uuid.uuid4().hex
+    store.start(qid, time.time() + 30)
+    store.add(qid, stage_event(StageTrace(stage="retrieval", ms=1.0)))
+    started = time.perf_counter()
+    events = sse(TestClient(app), qid)  # was the stage, then a bare end of stream
+    assert [k for k, _ in events] == ["stage", "error"]
+    assert events[-1][1]["type"] == kind and "6379" not in events[-1][1]["message"]
+    assert time.perf_counter() - started < 10  # ended at the failure, not at the deadline
