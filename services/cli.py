@@ -24,7 +24,7 @@ from shared.contracts.api import Citation, QuestionRequest, QuestionResult
 from shared.generation import InvalidManualName, UnknownManual, ingested_manuals, listed, requested_manual
 
 ROLE_HEADINGS = {"answer": "Answer", "detail": "Detail"}
-RELEVANCE_MARKS = {"answering": ("answers", "bold"), "background": ("background", "dim")}
+RELEVANCE_MARKS = {"answering": ("(answers)", "bold"), "background": ("(background)", "dim")}
 VERDICT_STYLES = {"supported": "green", "partially_supported": "yellow", "unsupported": "red", "contradicted": "bold red"}
 
 
@@ -54,7 +54,7 @@ def render(result: QuestionResult) -> list[Line]:
             markers = "".join(f"[{number.get(c, c)}]" for c in s.citations)
             verdict = (s.verdict.replace("_", " "), VERDICT_STYLES.get(s.verdict, ""))
             mark = RELEVANCE_MARKS.get(s.relevance or "")
-            lines.append((1, Text.assemble(s.text, " ", (markers, "cyan"), " ", verdict, *((", ", mark) if mark else ()))))
+            lines.append((1, Text.assemble(s.text, " ", (markers, "cyan"), " ", *((mark, " ") if mark else ()), verdict)))
     lines.append((0, Text(f"faithfulness {result.answer.faithfulness:.2f}", style="dim")))
     if result.answer.alternatives:
         # pages about another subject the question may mean: `--focus ID` answers from one

@@ -121,7 +121,7 @@ class LocalSelectionSettings(BaseModel):
     keep_ratio: float = Field(0.5, description="recall-greedy keeps pages whose probability of answering is at least this share of the best page's")
     strict_ratio: float = Field(0.92, description="strict keeps pages within this share of the best page")
     alternative_ratio: float = Field(0.8, description="a page about another subject is offered as an alternative when its probability of answering is this close to the best page's")
-    part_ratio: float = Field(0.5, description="a page kept for one part of the question needs this share of the best page's probability")
+    part_ratio: float = Field(0.3, description="a page kept for one part of the question needs this share of the best page's probability")
     expansion_weight: float = Field(0.5, description="the manual's words for the question's everyday words count this share of their idf (stitching weighs the question the same way)")
 
 

@@ -14,7 +14,7 @@ import services.cli
 import taxnav.bench
 import taxnav.chat
 import taxnav.evaluation.cli
-import taxnav.ranker
+import taxnav.evaluation.ranker
 from shared import __version__
 from shared.cli_common import Exit, common_options, settings_from
 
@@ -25,7 +25,7 @@ SUBCOMMAND_MODULES = (
     gateway.cli,  # taxnav serve
     taxnav.evaluation.cli,  # taxnav eval
     taxnav.bench,  # taxnav bench ingest|query|conversation|load|scale|screens
-    taxnav.ranker,  # taxnav ranker train|cv
+    taxnav.evaluation.ranker,  # taxnav ranker train|cv
 )
 
 

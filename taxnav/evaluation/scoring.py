@@ -135,6 +135,7 @@ class ClaimScore(BaseModel):
     grounded: bool
     missing: list[str] = Field(default_factory=list)  # claim facts absent from the cited text
     role: ClaimRole = "answer"
+    reads_alone: bool = True  # False: a fragment no one can read on its own (``reads_alone``)
     # the second-opinion judge's view (``taxnav eval --judge``), None when no judge ran
     judge_correct: bool | None = None
     judge_grounded: bool | None = None
@@ -179,6 +180,22 @@ class QuestionOutcome(BaseModel):
     answer_claims: int = 0
     answer_claims_on_gold: int = 0
     lead_on_point: bool = False  # the first answer-part claim cites a gold/also_ok section
+
+
+# A claim a person can read alone starts as a sentence does (a capital, a pound sign, a quote
+# mark; a figure only as a rendered table row's label, "6.4.2010: ...") and does not stop on a
+# word that needs more ("... given and", "... in Section", "... as follows,").
+_SENTENCE_START = re.compile(r"^(?:[\"'\u2018\u201c(]?[A-Z\u00a3]|[\d.\-/ ]{1,12}:\s)")
+_NEEDS_MORE = re.compile(
+    r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|than|that|which|where|if|is|are|Section|Schedule|paragraph|regulation)|[,(\u2013-])$",
+)
+
+
+def reads_alone(claim: str) -> bool:
+    """Whether a claim can be read on its own (not "201(3) ITEPA 2003 (see EIM20502).", "338.",
+    "it is a widespread custom for such presents to be given and")."""
+    text = claim.strip()
+    return len(text.split()) >= 3 and bool(_SENTENCE_START.match(text)) and not _NEEDS_MORE.search(text)
 
 
 REPLY_WINDOW_WORDS = 350  # a longer reply earns nothing past this word
@@ -293,6 +310,7 @@ def score_result(
                 grounded=grounded,
                 missing=missing,
                 role=sentence.role,
+                reads_alone=reads_alone(sentence.text),
             )
         )
     answer_text = " ".join(s.text for s in sentences)
@@ -418,6 +436,7 @@ class VariantMetrics(BaseModel):
     mean_faithfulness: float
     groundedness: float
     claims: int
+    fragments: int = 0  # claims (answer and detail) that cannot be read alone
     median_latency_ms: float
     median_retrieval_ms: float | None
 
@@ -481,6 +500,7 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
         mean_faithfulness=statistics.fmean(faithfulness) if faithfulness else 0.0,
         groundedness=_ratio(sum(c.grounded for c in claims), len(claims)),
         claims=len(claims),
+        fragments=sum(not c.reads_alone for c in claims),
         median_latency_ms=statistics.median(o.latency_ms for o in outcomes) if outcomes else 0.0,
         median_retrieval_ms=statistics.median(retrieval_ms) if retrieval_ms else None,
     )

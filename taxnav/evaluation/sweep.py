@@ -30,7 +30,7 @@ from shared.config import Settings
 from shared.contracts.api import QuestionResult, RefusalCategory, Sentence
 from shared.contracts.corpus import section_of
 from taxnav.evaluation.harness import api_answer, has_collection
-from taxnav.evaluation.scoring import word_count
+from taxnav.evaluation.scoring import reads_alone, word_count
 
 QUESTION_TEMPLATE = "What are the rules on {title}?"
 
@@ -67,6 +67,7 @@ class SweepOutcome(BaseModel):
     reply_words: int = 0
     verdicts: dict[str, int] = Field(default_factory=dict)  # the claims' verdicts, counted
     not_supported: list[Sentence] = Field(default_factory=list)  # the claims not marked supported
+    fragments: list[str] = Field(default_factory=list)  # claims that cannot be read alone
     latency_ms: float
 
 
@@ -85,6 +86,7 @@ class SweepMetrics(BaseModel):
     answer_words_median: float  # over answered questions
     reply_words_median: float
     verdict_counts: dict[str, int] = Field(default_factory=dict)  # over every claim of every answer
+    fragments: int = 0  # claims of every answer that cannot be read alone
     median_latency_ms: float
     p90_latency_ms: float
 
@@ -163,6 +165,7 @@ def score_sweep(question: SweepQuestion, result: QuestionResult, latency_ms: flo
         reply_words=sum(word_count(s.text) for s in sentences),
         verdicts=dict(sorted(Counter(s.verdict for s in sentences).items())),
         not_supported=[s for s in sentences if s.verdict != "supported"],
+        fragments=[s.text for s in sentences if not reads_alone(s.text)],
         latency_ms=latency_ms,
     )
 
@@ -195,6 +198,7 @@ def aggregate_sweep(outcomes: list[SweepOutcome], every: int, offset: int = 0) -
         answer_words_median=statistics.median(o.answer_words for o in answered) if answered else 0.0,
         reply_words_median=statistics.median(o.reply_words for o in answered) if answered else 0.0,
         verdict_counts=dict(sorted(sum((Counter(o.verdicts) for o in outcomes), Counter()).items())),
+        fragments=sum(len(o.fragments) for o in outcomes),
         median_latency_ms=statistics.median(latencies) if latencies else 0.0,
         p90_latency_ms=_quantile(latencies, 0.9),
     )
@@ -248,6 +252,7 @@ def render_sweep_markdown(run: SweepRun) -> str:
         f"| answer words (median) | {m.answer_words_median:.0f} | <= 120 |",
         f"| reply words (median) | {m.reply_words_median:.0f} | <= 350 |",
         f"| claims by verdict | {', '.join(f'{v} {n}' for v, n in m.verdict_counts.items()) or 'none'} | all supported |",
+        f"| claims that cannot be read alone | {m.fragments} | 0 |",
         f"| latency ms (median / p90) | {m.median_latency_ms:.1f} / {m.p90_latency_ms:.1f} | |",
         "",
         "## Refusals by category",

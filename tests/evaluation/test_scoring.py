@@ -431,3 +431,23 @@ def test_strict_headline_counts_refusals_of_the_right_category_only():
     assert (m.strict_correct, m.answerable_ok, m.correct) == (2, 1, 3)
     assert m.strict_accuracy == pytest.approx(2 / 5)
     assert not refused_answerable.answer_ok and refused_answerable.answer_words == 0
+
+
+def test_a_claim_reads_alone_only_when_it_starts_and_ends_as_a_sentence_does() -> None:
+    from taxnav.evaluation.scoring import reads_alone
+
+    fragments = [
+        "201(3) ITEPA 2003 (see EIM20502).",  # the rest of a sentence the scrape split
+        "338.",
+        "use use list price",
+        "it is a widespread custom for such presents to be given and",  # a list item without its lead-in
+        "This is because of the deeming provision in Section",
+    ]
+    whole = [
+        "Christmas presents in cash from persons other than the employer are taxable earnings if: it is a widespread custom.",
+        "\u00a3150 per head is the limit.",
+        "6.4.2010: period to 5.4.2014, official rate 4.00%.",  # a table row rendered under its label
+        "Car or van: First 10,000 business miles: 45p.",
+    ]
+    assert [reads_alone(t) for t in fragments] == [False] * len(fragments)
+    assert [reads_alone(t) for t in whole] == [True] * len(whole)

@@ -242,11 +242,11 @@ def test_cli_json_summary_and_bad_arguments(tmp_path: Path, server: ReplayServer
     assert summary["pages"] == 12 and summary["manual"] == EIM
     runs = (data_dir / "ingest_runs.jsonl").read_text().splitlines()
     assert json.loads(runs[-1])["status"] == "ok" and json.loads(runs[-1])["generation"] == summary["generation"]
-    assert cli.main(["ingest", "--data-dir", str(data_dir), "--source", str(tmp_path / "nowhere")]) == 1
+    # A source that is not there is a usage error, refused before any run starts (none recorded).
+    assert cli.main(["ingest", "--data-dir", str(data_dir), "--source", str(tmp_path / "nowhere")]) == 2
     assert "neither an http(s) URL nor a directory" in capsys.readouterr().err
     assert cli.main(["ingest", "--data-dir", str(data_dir), "--limit", "0"]) == 2
-    # The failed run is on record too.
-    assert json.loads((data_dir / "ingest_runs.jsonl").read_text().splitlines()[-1])["status"] == "failed"
+    assert json.loads((data_dir / "ingest_runs.jsonl").read_text().splitlines()[-1])["status"] == "ok"
     # An embedder that cannot be reached: a one-line error and exit 1, not a traceback.
     monkeypatch.setenv("TAXNAV_MODELS__PROVIDER", "mistral")
     monkeypatch.setenv("TAXNAV_MODELS__MISTRAL_API_KEY", "key")

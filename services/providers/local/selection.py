@@ -15,7 +15,7 @@ import numpy as np
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
-from services.providers.local.page_features import PAGE_FEATURES, PageSignals, page_signals, page_terms
+from services.providers.local.page_features import PAGE_FEATURES, PageSignals, page_signals, page_terms, page_title
 from services.providers.local.question import coverage, question_weights, sub_questions
 from services.ranking.model import RankerModel, default_path, load_ranker
 from services.scope import employment_tie
@@ -69,12 +69,12 @@ def part_pages(query: Query, candidates: list[PageScore], settings: Settings) ->
     index = CorpusIndex.open(settings, query.manual)
     stats = corpus_stats(index)
     # each candidate's words once, whatever the number of parts
-    words = [(s, page_terms(s.bundle)) for s in candidates]  # (page terms hold its headings and title)
+    words = [(s, page_terms(s.bundle), set(terms(page_title(index, s.bundle.section_id)))) for s in candidates]
     out = []
     for part in parts:
         weights = question_weights(part, stats, tuning.expansion_weight)
-        if weights:
-            out.append(max(words, key=lambda p: (coverage(weights, p[1]), p[0].score))[0])
+        if weights:  # the part's words on the page and, naming what the page is about, in its title
+            out.append(max(words, key=lambda p: (coverage(weights, p[1]) + coverage(weights, p[2]), p[0].relevance))[0])
     return out
 
 

@@ -146,6 +146,25 @@ def goes_on_unfinished(units: list[Unit], i: int) -> bool:
     return before.page_rank == unit.page_rank and before.order[0] == unit.order[0] and not TERMINAL.search(before.text.rstrip())
 
 
+_BARE_REFERENCE = re.compile(r"^[A-Z]{2,5}\d{4,6}\W{0,2}$")  # "EIM01510." left on a line of its own
+
+
+def _continues(text: str) -> bool:
+    """Whether a line reads as the rest of a sentence, not a new one ("employer count for ...",
+    "EIM01510." after "See example")."""
+    return text[:1].islower() or text[:1].isdigit() or bool(_BARE_REFERENCE.match(text.strip()))
+
+
+def finishes_line(units: list[Unit], i: int) -> bool:
+    """Whether a unit is the rest of the line before it on its page, which the scrape or a chunk
+    boundary broke off ("All earlier awards in respect of service with the same" / "employer
+    count for the purpose of the 10 year test ..."): it is never quoted without that line."""
+    unit, before = units[i], units[i - 1] if i > 0 else None
+    if before is None or unit.row is not None or before.row is not None or before.heading or before.page_rank != unit.page_rank:
+        return False
+    return not TERMINAL.search(before.text.rstrip()) and _continues(unit.text)
+
+
 def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
     """Whether a unit can open an answer: a table row, or a sentence that neither leans on the
     one before it ("This is ...") nor goes on from an unfinished line, unless that line is the
@@ -183,6 +202,10 @@ def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSe
     intro = list_intro(units, i, tuning.list_items) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
     if intro is not None:
         out.append(intro)
+    elif finishes_line(units, i):
+        out.append(i - 1)  # the line it finishes: never quoted from the middle of a sentence
+    if i + 1 < len(units) and finishes_line(units, i + 1):
+        out.append(i + 1)  # the rest of its own sentence, broken off
     for j in (i - 1, i + 1):
         if not 0 <= j < len(units) or units[j].row is not None:
             continue
@@ -232,24 +255,34 @@ def _word_count(units: Iterable[Unit]) -> int:
 
 def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer", order: list[int] | None = None) -> list[DraftSentence]:
     """Chosen units (by their place in page order: pages as selection ranked them, or in
-    ``order``) as claims,
-    each citing exactly one paragraph: consecutive sentences of one paragraph make one claim;
-    a sentence the scrape split over paragraphs gives one claim per paragraph (its pieces
-    still join the sentences next to them in their own paragraphs); table rows and headings
-    stay one claim each."""
+    ``order``) as claims a person can read alone: consecutive sentences of one paragraph make
+    one claim; a sentence the 2014 scrape split over paragraphs ("... deeming provision in
+    Section" / "201(3) ITEPA 2003") is one claim citing each of them; a list's lead-in and the
+    items quoted after it are one claim ("... taxable earnings if: it is a widespread custom
+    ... and the expectation ..."); table rows and headings stay one claim each."""
     claims: list[DraftSentence] = []
     previous: int | None = None
-    joinable = False  # whether the last claim may take the next piece
+    joinable = False  # whether the last claim may take the next unit
+    listing: int | None = None  # the page whose list the last claim introduced and is quoting
     for i in order if order is not None else sorted(chosen):
         unit = chosen[i]
-        for k, (paragraph, text) in enumerate(unit.parts):
-            plain = unit.row is None and not unit.heading
-            contiguous = k > 0 or previous == i - 1
-            if claims and joinable and plain and contiguous and claims[-1].citations == [paragraph.id]:
-                claims[-1].text += " " + text
-            else:
-                claims.append(DraftSentence(text=text, citations=[paragraph.id], role=role))
-            joinable = plain
+        plain = unit.row is None and not unit.heading
+        ids = list(dict.fromkeys(paragraph.id for paragraph, _ in unit.parts))
+        item = plain and (unit.paragraph.kind == "li" or unit.text[:1].islower())
+        same_paragraph = previous == i - 1 and bool(claims) and claims[-1].citations[-1] == ids[0]
+        # a line the scrape broke off the one before it ("... with the same" / "employer count for ...")
+        goes_on = previous == i - 1 and bool(claims) and not TERMINAL.search(claims[-1].text.rstrip()) and _continues(unit.text)
+        if claims and joinable and plain and (same_paragraph or goes_on or (item and listing == unit.page_rank)):
+            claims[-1].text += " " + unit.text
+            claims[-1].citations += [c for c in ids if c not in claims[-1].citations]
+        else:
+            claims.append(DraftSentence(text=unit.text, citations=ids, role=role))
+            listing = None
+        if plain and introduces_list(unit):
+            listing = unit.page_rank
+        elif not item and not same_paragraph:
+            listing = None
+        joinable = plain
         previous = i
     return claims
 
@@ -274,6 +307,10 @@ def _minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> l
         need.append(intro)
     if unit.row is None and ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
         need.append(i - 1)
+    elif intro is None and finishes_line(units, i):
+        need.append(i - 1)  # the line it finishes
+    if i + 1 < len(units) and finishes_line(units, i + 1):
+        need.append(i + 1)  # the rest of its own sentence
     if _word_count(units[k] for k in need) > room:
         return None
     verdict = i + 1  # "... a bonus of £7,500. This is taxable under Section 62": the verdict on it

@@ -10,7 +10,7 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, items_by_score, lead_first, list_intro, rate_table_rows, reads_alone, repeats, rerank_by_meaning, score_units,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, list_intro, rate_table_rows, reads_alone, repeats, rerank_by_meaning, score_units,
     stitch,
     table_full, without_lone_intros,
 )
@@ -21,6 +21,7 @@ from shared.contracts.corpus import Chunk, Paragraph, section_of
 from shared.contracts.pipeline import DraftSentence, PageBundle, Query, SelectionResult
 from shared.embeddings import base_embedder
 from tests.ingest_worker.test_parser import chunks_of
+from taxnav.evaluation.scoring import reads_alone as claim_reads_alone
 from tests.services.providers.local.paragraphs import units_of
 
 TUNING = LocalStitchingSettings()  # the defaults the slice tests run with
@@ -44,7 +45,7 @@ def test_consecutive_sentences_of_a_paragraph_make_one_claim_with_one_citation()
     assert {c.role for c in claims_of({0: units[0]}, role="detail")} == {"detail"}
 
 
-def test_a_sentence_split_over_paragraphs_is_quoted_paragraph_by_paragraph_one_marker_each() -> None:
+def test_a_sentence_split_over_paragraphs_is_one_claim_citing_each_paragraph() -> None:
     units = units_of(
         Paragraph(id="EIM1#c0.p0", text="The rule is old. SMP is not a social security benefit but replacement earnings"),
         Paragraph(id="EIM1#c0.p1", text="charged to tax as employment income. It is paid by employers."),
@@ -53,12 +54,29 @@ def test_a_sentence_split_over_paragraphs_is_quoted_paragraph_by_paragraph_one_m
     assert len(units) == 4 and [p.id for p, _ in units[1].parts] == ["EIM1#c0.p0", "EIM1#c0.p1"]
     claims = claims_of(dict(enumerate(units)))
     assert [(c.text, c.citations) for c in claims] == [
-        ("The rule is old. SMP is not a social security benefit but replacement earnings", ["EIM1#c0.p0"]),
-        ("charged to tax as employment income. It is paid by employers.", ["EIM1#c0.p1"]),
+        ("The rule is old. SMP is not a social security benefit but replacement earnings charged to tax as employment income. It is paid by employers.", ["EIM1#c0.p0", "EIM1#c0.p1"]),
         ("Another paragraph.", ["EIM1#c0.p2"]),
     ]
-    # a piece joins only the sentences next to it: without the first sentence it stands alone
-    assert [c.citations for c in claims_of({1: units[1], 2: units[2]})] == [["EIM1#c0.p0"], ["EIM1#c0.p1"]]
+    # the split sentence alone is still whole: one claim citing both its paragraphs, never "charged to tax ..." alone
+    assert [c.citations for c in claims_of({1: units[1]})] == [["EIM1#c0.p0", "EIM1#c0.p1"]]
+
+
+def test_a_line_broken_off_the_one_before_it_is_never_quoted_without_it() -> None:
+    # EIM01503: the scrape made "Section 323." a list number, and a chunk boundary fell after it
+    units = [
+        *units_of(Paragraph(id="EIM1#c0.p0", kind="li", text="All earlier awards in respect of service with the same")),
+        *units_of(Paragraph(id="EIM1#c1.p0", text="employer count for the purpose of the 10 year test, whether taxed or not.")),
+        *units_of(Paragraph(id="EIM1#c1.p1", text="See example")),
+        *units_of(Paragraph(id="EIM1#c1.p2", text="EIM01510.")),
+    ]
+    assert finishes_line(units, 1) and finishes_line(units, 3) and not finishes_line(units, 2)
+    assert 0 in context_of(units, 1, 1.0, TUNING) and 1 in context_of(units, 0, 1.0, TUNING)
+    claims = claims_of(dict(enumerate(units)))
+    assert [c.text for c in claims] == [
+        "All earlier awards in respect of service with the same employer count for the purpose of the 10 year test, whether taxed or not.",
+        "See example EIM01510.",
+    ]
+    assert claims[0].citations == ["EIM1#c0.p0", "EIM1#c1.p0"]
 
 
 def test_a_list_item_is_quoted_whole_and_the_item_cap_counts_items_not_sentences() -> None:
@@ -133,7 +151,8 @@ def test_the_run_around_the_lead_comes_first_in_the_manuals_order() -> None:
         Paragraph(id="EIM1#c0.p4", text="Yet another rule."),
     )
     claims = lead_first(2, 0, {0: units[0], 1: units[1], 2: units[2], 4: units[4]})
-    assert [c.citations[0][-2:] for c in claims] == ["p0", "p1", "p2", "p4"]  # the item after its list's intro
+    # the list's lead-in and its items are one claim, the rule far below another
+    assert [[c[-2:] for c in claim.citations] for claim in claims] == [["p0", "p1", "p2"], ["p4"]]
 
 
 def test_the_lead_comes_before_what_only_precedes_it_and_other_pages_come_best_first() -> None:
@@ -191,7 +210,9 @@ def test_a_lists_items_are_read_best_first_after_their_lead_in_on_a_real_page(co
     # sentence after the list stays after it however well it scores
     assert order == [intro, cost, cost + 1, *range(intro + 1, cost), after]
     claims = claims_of(chosen, order=order)
-    assert claims[1].text.startswith("the total cost to the donor") and claims[1].citations == ["EIM21715#c0.p6"]
+    # one claim: the lead-in, then the £250 condition first among its items
+    assert claims[0].text.startswith(units[intro].text) and claims[0].citations[1] == "EIM21715#c0.p6"
+    assert claims[0].text.index("the total cost to the donor") < min(claims[0].text.index(units[j].text) for j in range(intro + 1, cost))
     assert claims[-1].text.startswith("Where the cost of a gift")
     assert [c.citations[0] for c in claims_of(chosen)] == sorted(c.citations[0] for c in claims_of(chosen))  # no order: the manual's
 
@@ -228,7 +249,8 @@ def test_composed_answer_on_real_pages_is_short_leads_with_the_figure_and_never_
         assert sum(words) + sum(len(s.text.split()) for s in detail) <= TUNING.reply_words
         assert len({s.text for s in claims}) == len(claims)  # no claim repeats another
         assert not claims[-1].text.rstrip().endswith(":")  # a list intro never stands alone
-        assert all(len(s.citations) == 1 for s in result.answer.sentences)
+        fragments = [s.text for s in result.answer.sentences if not claim_reads_alone(s.text)]
+        assert not fragments, (question, fragments)  # a split sentence, a list item: quoted whole
         assert {s.verdict for s in claims} <= {"supported", "partially_supported"}
     mileage = answer(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
     first = [s for s in mileage.answer.sentences if s.role == "answer"][0]
@@ -442,13 +464,17 @@ def test_a_figure_question_is_answered_by_a_figure_first_that_reads_on_its_own()
     chosen = dict(enumerate(units))
     claims = claims_of(chosen)
     led = figure_first("figure", claims, chosen)
-    # the best row reads on its own; the example, the list item and its intro do not
-    assert led[0].text.startswith("Car or van:") and "45p" in led[0].text
+    # the list's lead-in with its item is one claim that reads on its own and states the figure;
+    # the example does not lead
+    assert led[0].text == "The payments are exempt if they do not exceed: 45p a mile for the first 10,000 business miles"
     assert sorted(c.text for c in led) == sorted(c.text for c in claims)  # moved, nothing lost
+    units[2].score, units[3].score = 0.4, 0.3  # the table's row now scores best of the claims giving a figure
+    assert figure_first("figure", claims, chosen)[0].text.startswith("Car or van:")
     assert figure_first("yes_no", claims, chosen) == claims  # only a figure question
     assert figure_first("figure", led, chosen) == led  # a first claim with a figure stays
     no_row = {i: u for i, u in chosen.items() if u.row is None}
-    assert figure_first("figure", claims_of(no_row), no_row) == claims_of(no_row)  # nothing that reads alone: the order stays
+    no_row[1].example, no_row[3].example = True, True  # the item stands in a worked example now: nothing giving a figure reads alone
+    assert figure_first("figure", claims_of(no_row), no_row) == claims_of(no_row)  # the order stays
     # nor does a line of a worked computation lead (EIM74652: "State pension | £3,000" before the rate the question asks)
     worked = units_of(
         Paragraph(id="EIM3#c0.p0", text="The lump sum is taxed at the highest rate that applies to the individual's total income."),

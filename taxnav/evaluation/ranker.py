@@ -25,7 +25,7 @@ import numpy as np
 from shared.cli_common import Exit
 from shared.config import Settings
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TEAM_EVAL = REPO_ROOT.parent / "shared" / "eval"  # ../shared/eval
 OWN_EVAL = REPO_ROOT / "tests" / "evaluation"
 TRAINING_FILES = (
