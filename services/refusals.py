@@ -362,8 +362,8 @@ def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case], b_
     pa, pb = section_of(sa.citations[0]), section_of(sb.citations[0])
     if pa == pb or fa == fb or _kind(next(iter(fa))) != _kind(next(iter(fb))):
         return None
-    if _periods(sa.text) and _periods(sb.text) and not _periods(sa.text) & _periods(sb.text):
-        return None  # two periods of one rule
+    if _periods(sa.text) and _periods(sb.text) and (not _periods(sa.text) & _periods(sb.text) or fa <= fb or fb <= fa):
+        return None  # two periods of one rule, or one rule's figures by period, told twice ("£3 ... and £2 per week" / "£2 per week")
     wa, wb = _words_only(sa.text), _words_only(sb.text)
     if len(wa & wb) < MIN_SHARED_WORDS or (wa - wb and wb - wa) or (b_states_a and wa - wb):
         return None

@@ -36,7 +36,8 @@ def _select(state: PipelineState, settings: Settings, provider: Provider) -> Pip
     index = CorpusIndex.open(settings, query.manual)
     vector = state.retrieval.query_vector if state.retrieval is not None else []
     asked = state.context.asked if state.context is not None else ""
-    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked))
+    carried = state.context.carried_sections if state.context is not None else []
+    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, carried=carried))
     state.selection = selection
     if not selection.pages:
         state.refusal = refusals.low_coverage(

@@ -34,6 +34,8 @@ TRAINING_FILES = (
     OWN_EVAL / "heldout_questions.jsonl",
     OWN_EVAL / "train_questions_own.jsonl",
 )
+# Conversations: each follow-up is ranked with the pages its earlier turns answered from as a feature.
+DIALOG_FILES = (TEAM_EVAL / "dialogs.jsonl", OWN_EVAL / "heldout_dialogs.jsonl")
 REGULARISATION = 1.0  # sklearn's C; the CV figures barely move between 0.1 and 10
 
 
@@ -69,6 +71,52 @@ def collect(questions: Sequence, source: str, settings: Settings) -> list[Candid
         labels = np.array([2 if sid in q.gold_sections else 1 if sid in q.also_ok else 0 for sid in ids])
         out.append(Candidates(q.id, source, frozenset(q.gold_sections), ids, np.stack([s.features for s in signals]), labels))
     return out
+
+
+def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (Dialog)
+    """Each answerable follow-up's candidates as its conversation reads it: the dialog's
+    earlier turns asked first in a conversation of their own (in a temporary directory), then
+    the follow-up read with them (its searched question, its subject's pages)."""
+    import tempfile  # noqa: PLC0415
+
+    from services.conversation_store import FileStore, new_turn_state  # noqa: PLC0415
+    from services.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from services.providers.local.page_features import page_signals  # noqa: PLC0415
+    from services.results import MemoryStore  # noqa: PLC0415
+    from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
+
+    up_to_rollup = [s for s in STAGES if s.name in ("retrieval", "expansion", "rollup")]
+    out = []
+    with tempfile.TemporaryDirectory(prefix="taxnav-ranker-conversations-") as folder:
+        settings = settings.model_copy(deep=True, update={"mode": "embedded"})
+        settings.conversations.dir = Path(folder)
+        conversations, store = FileStore(settings), MemoryStore()
+        for dialog in dialogs:
+            cid = conversations.create().id
+            for number, turn in enumerate(dialog.turns, start=1):
+                request = ConversationQuestion(question=turn.question, manual=settings.manual)
+                if number > 1 and turn.expect == "answer":
+                    state = run_stages(up_to_rollup, new_turn_state(request, conversations.get(cid).turns, settings), settings, lambda _: None)
+                    if state.refusal is None and state.rollup and state.rollup.pages and state.context is not None:
+                        vector = state.retrieval.query_vector if state.retrieval else []
+                        signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, frozenset(state.context.carried_sections))
+                        ids = [s.bundle.section_id for s in signals]
+                        labels = np.array([2 if sid in turn.gold_sections else 1 if sid in turn.also_ok else 0 for sid in ids])
+                        out.append(Candidates(turn.id, source, frozenset(turn.gold_sections), ids, np.stack([s.features for s in signals]), labels))
+                conversations.finish(cid, conversations.start(cid, request, settings, store), store)
+    return out
+
+
+def follow_ups(dialog_sets: Sequence[tuple[str, list]], settings: Settings, first_turns: RankerModel, path: Path) -> list[Candidates]:  # noqa: F821
+    """The dialogs' follow-ups as training candidates, their earlier turns answered with
+    ``first_turns`` (a model trained on the questions alone, written to ``path`` while in use)."""
+    path.write_text(first_turns.model_dump_json())
+    try:
+        with_model = settings.model_copy(deep=True)
+        with_model.selection.local.page_model = path
+        return [c for source, dialogs in dialog_sets for c in collect_follow_ups(dialogs, source, with_model)]
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .id and .gold_sections)
@@ -181,36 +229,59 @@ def _load(files: Sequence[Path]) -> list[tuple[str, list]]:
     return [(path.stem, load_questions(path)) for path in files if path.exists()]
 
 
+def _load_dialogs(files: Sequence[Path]) -> list[tuple[str, list]]:
+    from taxnav.evaluation.dialogs import load_dialogs  # noqa: PLC0415
+
+    return [(path.stem, load_dialogs(path)) for path in files if path.exists()]
+
+
 def train(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
-    sets = _load(args.questions)
+    sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
     candidates = [c for source, questions in sets for c in collect(questions, source, settings)]
-    model = fit(candidates, [f"{source}.jsonl" for source, _ in sets])
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    candidates += follow_ups(dialog_sets, settings, fit(candidates), args.out.with_suffix(".questions-only.json"))
+    model = fit(candidates, [f"{source}.jsonl" for source, _ in [*sets, *dialog_sets]])
     args.out.write_text(model.model_dump_json(indent=1) + "\n")
-    print(f"trained on {len(candidates)} questions from {', '.join(s for s, _ in sets)} in {time.perf_counter() - started:.0f} s: {args.out}")
+    print(f"trained on {len(candidates)} questions and follow-ups of {', '.join(s for s, _ in [*sets, *dialog_sets])} in {time.perf_counter() - started:.0f} s: {args.out}")
     for name, weight in sorted(zip(model.features, model.weights, strict=True), key=lambda p: -abs(p[1])):
         print(f"  {weight:+.3f}  {name}")
     return Exit.OK
 
 
+@dataclass
+class _Held:
+    """A unit of the folds: a question, or a whole dialog (its turns share a conversation)."""
+
+    source: str
+    item: object  # EvalQuestion or Dialog
+    gold_sections: list[str]
+    ids: list[str]  # the question's id, or the dialog's turns' ids
+
+
 def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
-    """Grouped k-fold: page figures per fold, then every question answered through the API
-    with the model of the fold that held it out, scored as `taxnav eval` scores."""
+    """Grouped k-fold over questions and whole dialogs: each fold's model trained on the other
+    folds, page figures on its own, then each of its questions answered through the API and
+    each of its dialogs asked turn by turn in a conversation, scored as `taxnav eval` scores."""
+    import tempfile  # noqa: PLC0415
+
     from sklearn.model_selection import GroupKFold  # noqa: PLC0415
 
-    from taxnav.evaluation.harness import RECALL_STAGES, ask_all  # noqa: PLC0415
-    from taxnav.evaluation.scoring import aggregate  # noqa: PLC0415
-    from services.pipeline import STAGES  # noqa: PLC0415
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
+    from services.conversation_store import FileStore  # noqa: PLC0415
+    from services.pipeline import STAGES  # noqa: PLC0415
+    from services.results import MemoryStore  # noqa: PLC0415
     from services.text.figures import checkable_facts  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
+    from taxnav.evaluation.dialogs import ask_dialog, summarise  # noqa: PLC0415
+    from taxnav.evaluation.harness import RECALL_STAGES, ask_all  # noqa: PLC0415
+    from taxnav.evaluation.scoring import aggregate  # noqa: PLC0415
 
     started = time.perf_counter()
-    sets = _load(args.questions)
-    questions = [(source, q) for source, qs in sets for q in qs]
-    groups = gold_groups([q for _, q in questions])
-    folds = list(GroupKFold(n_splits=args.folds).split(np.zeros(len(questions)), groups=groups))
+    sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
+    held = [_Held(source, q, q.gold_sections, [q.id]) for source, qs in sets for q in qs]
+    held += [_Held(source, d, sorted({g for t in d.turns for g in t.gold_sections}), [t.id for t in d.turns]) for source, ds in dialog_sets for d in ds]
+    folds = list(GroupKFold(n_splits=args.folds).split(np.zeros(len(held)), groups=gold_groups(held)))
     cands = {c.question_id: c for source, qs in sets for c in collect(qs, source, settings)}
     args.out.mkdir(parents=True, exist_ok=True)
     index = CorpusIndex.open(settings, settings.manual)
@@ -219,37 +290,41 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         page = index.pages[section_id]
         return "\n".join(chunk_embed_text(chunk, page) for chunk in index.page_chunks(section_id))
 
-    outcomes, held_out_cands = [], []
+    outcomes, turns, model_of = [], [], {}
     for k, (train_idx, test_idx) in enumerate(folds):
-        train_ids = {questions[i][1].id for i in train_idx}
-        model = fit([c for qid, c in cands.items() if qid in train_ids])
+        train_ids = {i for j in train_idx for i in held[j].ids}
         path = args.out / f"pages-fold{k}.json"
-        path.write_text(model.model_dump_json())
-        test = [questions[i] for i in test_idx]
-        held_out_cands += [cands[q.id] for _, q in test if q.id in cands]
+        # the fold's own follow-ups, their earlier turns answered by its questions-only model
+        first_turns = fit([c for qid, c in cands.items() if qid in train_ids])
+        trained_dialogs = [(h.source, [h.item]) for h in (held[j] for j in train_idx) if h.ids != [getattr(h.item, "id", None)]]
+        fold_follow_ups = follow_ups(trained_dialogs, settings, first_turns, args.out / f"pages-fold{k}.questions-only.json")
+        path.write_text(fit([*(c for qid, c in cands.items() if qid in train_ids), *fold_follow_ups]).model_dump_json())
+        model = _model_at(path)
+        test = [held[j] for j in test_idx]
+        model_of |= {i: model for h in test for i in h.ids}
         if args.pages_only:
             continue
-        fold_settings = settings.model_copy(deep=True)
+        fold_settings = settings.model_copy(deep=True, update={"mode": "embedded"})
         fold_settings.selection.local.page_model = path
-        for source, q in test:
-            (o,) = ask_all([q], fold_settings, checkable_facts, page_text)
-            outcomes.append((source, o))
-        print(f"fold {k + 1}/{len(folds)}: {len(test)} questions ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    report: dict[str, object] = {"folds": args.folds, "questions": len(questions), "grouped_by": "gold page"}
-    by_fold_model = {}
-    for k, (_, test_idx) in enumerate(folds):
-        model = _model_at(args.out / f"pages-fold{k}.json")
-        ids = {questions[i][1].id for i in test_idx}
-        by_fold_model |= {qid: model for qid in ids}
-    report["pages"] = {
-        source: _fold_page_metrics([c for c in held_out_cands if c.source == source], by_fold_model) for source, _ in sets
-    } | {"all": _fold_page_metrics(held_out_cands, by_fold_model)}
-    stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
+        for h in test:
+            if h.ids == [getattr(h.item, "id", None)]:
+                outcomes += [(h.source, o) for o in ask_all([h.item], fold_settings, checkable_facts, page_text)]
+        with tempfile.TemporaryDirectory(prefix="taxnav-ranker-cv-") as folder:
+            fold_settings.conversations.dir = Path(folder)
+            store, conversations = MemoryStore(), FileStore(fold_settings)
+            turns += [(h.source, t) for h in test if h.ids != [getattr(h.item, "id", None)] for t in ask_dialog(h.item, fold_settings, checkable_facts, store, conversations, baseline=False)]
+        print(f"fold {k + 1}/{len(folds)}: {len(test)} questions and dialogs held out ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    report: dict[str, object] = {"folds": args.folds, "questions": len(held), "grouped_by": "gold page"}
+    held_out = [c for c in cands.values() if c.question_id in model_of]
+    sources = [source for source, _ in [*sets, *dialog_sets]]
+    report["pages"] = {source: _fold_page_metrics([c for c in held_out if c.source == source], model_of) for source in sources}
+    report["pages"]["all"] = _fold_page_metrics(held_out, model_of)
     if outcomes:
-        report["answers"] = {
-            source: aggregate([o for s, o in outcomes if s == source], stages).model_dump() for source, _ in sets
-        }
+        stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
+        report["answers"] = {source: aggregate([o for s, o in outcomes if s == source], stages).model_dump() for source, _ in sets}
         (args.out / "outcomes.jsonl").write_text("".join(json.dumps({"set": s, **o.model_dump(mode="json")}) + "\n" for s, o in outcomes))
+    if turns:
+        report["dialogs"] = {source: summarise([t for s, t in turns if s == source]) for source, _ in dialog_sets}
     report["seconds"] = round(time.perf_counter() - started)
     (args.out / "cv.json").write_text(json.dumps(report, indent=1) + "\n")
     _print(report)
@@ -279,6 +354,9 @@ def _print(report: dict) -> None:
                 f"  {source:28} {m['ranker_first_answers']:.1%} / {m['ranker_gold_in_top3']:.1%} / {m['ranker_mrr']:.3f}"
                 f"  ({m['retrieval_first_answers']:.1%} / {m['retrieval_gold_in_top3']:.1%} / {m['retrieval_mrr']:.3f})  n={m['questions']}"
             )
+    for source, d in report.get("dialogs", {}).items():
+        f = d["follow_ups"]
+        print(f"  {source:28} follow-ups strict {f['strict_correct']}/{f['n']} (answerable right {f['answerable_ok']}/{f['answerable']}); first turns {d['first_turns']['strict_correct']}/{d['first_turns']['n']}")
     for source, m in report.get("answers", {}).items():
         print(
             f"  {source:28} answerable right {m['answerable_ok']}  lead facts {m['lead_facts']:.1%}  claim precision {m['claim_precision']:.1%}"
@@ -295,9 +373,11 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     fit_parser = commands.add_parser("train", parents=parents, help="fit the model on every labelled file and write it")
     fit_parser.add_argument("--questions", type=Path, nargs="+", default=defaults, help="labelled question files (default: the dev, train and held-out files)")
     fit_parser.add_argument("--out", type=Path, default=default_path("pages"), help="the model file (default: the one the service loads)")
+    fit_parser.add_argument("--dialogs", type=Path, nargs="*", default=list(DIALOG_FILES), help="labelled dialog files whose follow-ups it also learns from")
     fit_parser.set_defaults(func=train)
     cv = commands.add_parser("cv", parents=parents, help="k-fold cross-validation grouped by gold page, answers through the API")
     cv.add_argument("--questions", type=Path, nargs="+", default=defaults, help="labelled question files")
+    cv.add_argument("--dialogs", type=Path, nargs="*", default=list(DIALOG_FILES), help="labelled dialog files (each dialog is held out whole)")
     cv.add_argument("--folds", type=int, default=5)
     cv.add_argument("--pages-only", action="store_true", help="page order figures alone (no answers asked)")
     cv.add_argument("--out", type=Path, default=Path("reports/ranker-cv"), help="directory for cv.json, outcomes.jsonl and the fold models")

@@ -189,6 +189,18 @@ def test_no_conflict_when_the_sentences_name_their_own_periods() -> None:
     assert conflict("How much can my employer pay for homeworking?", draft, PARAS) is None
 
 
+def test_no_conflict_when_two_pages_give_one_rules_figures_for_the_years_they_share() -> None:
+    # EIM01476 gives both earlier guideline rates, EIM32815 the one of two of those years: they agree
+    draft = _draft(
+        ("For 2008-09 to 2011-12, the guideline rate was \u00a33 per week, and for 2003-04 to 2007-08, the guideline rate was \u00a32 per week.", "EIM1#c0.p0"),
+        ("For 2006-07 and 2007-08 the guideline rate was \u00a32 per week.", "EIM2#c0.p0"),
+    )
+    assert conflict("How much can my employer pay for homeworking?", draft, PARAS) is None
+    # the same years with another figure still conflict
+    other = _draft((draft.sentences[0].text, "EIM1#c0.p0"), ("For 2006-07 and 2007-08 the guideline rate was \u00a35 per week.", "EIM2#c0.p0"))
+    assert conflict("How much can my employer pay for homeworking?", other, PARAS) is not None
+
+
 def test_no_conflict_within_one_page_or_between_different_statements() -> None:
     same_page = _draft(("The limit is \u00a350 per year.", "EIM1#c0.p0"), ("The limit is \u00a320 per year.", "EIM1#c1.p0"))
     assert conflict("What is the limit?", same_page, PARAS) is None

@@ -130,7 +130,7 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     # service page well below it (relevances as selection would have scored them).
     relevance = dict.fromkeys(mileage, 1.0) | {"EIM22790": 0.4, "EIM01500": 0.2}
     monkeypatch.setattr(
-        selection, "score_pages", lambda query, rollup, settings, carried_vector, asked="": [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
+        selection, "score_pages", lambda query, rollup, settings, carried_vector, asked="", carried=frozenset(): [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
     )
     query = Query(id="q", question=question, manual=slice_settings.manual)
     rollup_result = RollupResult(pages=list(bundles.values()))

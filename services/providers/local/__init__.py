@@ -16,7 +16,7 @@ class LocalProvider:
         self.settings = settings
 
     def select(self, request: SelectRequest) -> SelectionResult:
-        return selection.select(request.query, request.rollup, self.settings, request.query_vector, request.asked)
+        return selection.select(request.query, request.rollup, self.settings, request.query_vector, request.asked, frozenset(request.carried))
 
     def stitch(self, request: StitchRequest) -> Draft:
         return stitching.stitch(request.query, request.selection, self.settings, request.query_vector)

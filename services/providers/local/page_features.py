@@ -52,6 +52,7 @@ PAGE_FEATURES: tuple[str, ...] = (
     "table_keyed_by_asker",  # a table row keyed by the asker's own figure or date
     "limit_near_asker_amount",  # the page sets a limit of the order of an amount the asker gives
     "title_covers_asker",  # the title names the period or band the asker's figures fall in
+    "conversation_page",  # a follow-up: an earlier turn of the conversation answered from it
 )
 
 _FIGURE_TEXT = re.compile(r"\u00a3\s?\d|\d\s?%|\b\d+p\b|\bper cent\b", re.I)
@@ -120,9 +121,12 @@ def _contents_page(index: CorpusIndex, bundle: PageBundle) -> float:
     return linking / len(paragraphs)
 
 
-def page_signals(query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "") -> list[PageSignals]:
+def page_signals(
+    query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", carried: frozenset[str] = frozenset()
+) -> list[PageSignals]:
     """Each candidate page's features; ``asked``: the person's own words this turn, when the
-    query reads more (a follow-up read with its subject)."""
+    query reads more (a follow-up read with its subject); ``carried``: the pages the
+    conversation's earlier turns answered from (its subject, ranked by the same model)."""
     if not pages:
         return []
     index = CorpusIndex.open(settings, query.manual)
@@ -180,6 +184,7 @@ def page_signals(query: Query, pages: list[PageBundle], settings: Settings, carr
             # (only a chunk stating an amount is split into sentences: most state none)
             "limit_near_asker_amount": float(bool(q_amounts) and any(states_limit_near(q_amounts, s) for c in bundle.chunks if amounts(c.text) for s in split_sentences(c.text))),
             "title_covers_asker": float(title_covers(title, q_numbers, q_when)),
+            "conversation_page": float(bundle.section_id in carried),
         }
         out.append(
             PageSignals(

@@ -53,10 +53,13 @@ def rank_pages(signals: list[PageSignals], model: RankerModel) -> list[PageScore
     ]
 
 
-def score_pages(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "") -> list[PageScore]:
+def score_pages(
+    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", carried: frozenset[str] = frozenset()
+) -> list[PageScore]:
     """Each candidate page scored by the page ranker; ``asked``: the person's own words this
-    turn, when the query reads more (a follow-up read with its subject)."""
-    return rank_pages(page_signals(query, rollup.pages, settings, carried_vector, asked), page_ranker(settings))
+    turn, when the query reads more (a follow-up read with its subject); ``carried``: the
+    pages a conversation's earlier turns answered from."""
+    return rank_pages(page_signals(query, rollup.pages, settings, carried_vector, asked, carried), page_ranker(settings))
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
@@ -98,9 +101,11 @@ def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool
     return max((s.similarity for s in scored), default=0.0) >= similarity_floor(question, tuning)
 
 
-def select(query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "") -> SelectionResult:
+def select(
+    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", carried: frozenset[str] = frozenset()
+) -> SelectionResult:
     tuning = settings.selection.local
-    scored = score_pages(query, rollup, settings, carried_vector, asked)
+    scored = score_pages(query, rollup, settings, carried_vector, asked, carried)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)
