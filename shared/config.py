@@ -221,6 +221,9 @@ class GatewaySettings(BaseModel):
     cors_origins: list[str] = Field(default_factory=list)
     body_read_timeout_s: float = 10.0  # a request body that trickles in slower is cut off (408)
     readiness_cache_s: float = 5.0  # per-queue consumer checks are broadcasts: reuse one for this long
+    # A stage queue with messages waiting and none taken by its workers for this long turns
+    # /readyz red (a worker alive but consuming nothing); questions wait at most wait_timeout_s.
+    stall_after_s: float = Field(default=30.0, gt=0)
 
 
 class ConversationSettings(BaseModel):
