@@ -82,9 +82,14 @@ def pipeline_error_response(exc: PipelineError, retry_after_s: int) -> JSONRespo
     return error_response(exc.http_status, exc.kind, str(exc), headers=headers)
 
 
-def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses=`` entry for routes that may answer with the error shape."""
-    return {status: {"model": ErrorResponse} for status in statuses}
+def documented(*statuses: int, media_type: str | None = None) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entry for routes that may answer with the error shape; with
+    ``media_type`` under that type (FastAPI files an extra response under the route's own
+    type: an event stream's would be text/event-stream)."""
+    if media_type is None:
+        return {status: {"model": ErrorResponse} for status in statuses}
+    schema = {"$ref": "#/components/schemas/ErrorResponse"}  # a component: other routes' errors list it
+    return {status: {"description": "Error", "content": {media_type: {"schema": schema}}} for status in statuses}
 
 
 _STATUS_TYPES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 408: "body_timeout", 413: "body_too_large"}
