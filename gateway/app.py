@@ -16,16 +16,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 import gateway.api.routes as routes
 from gateway.deps import open_index
-from gateway.errors import ApiError, BodyLimit, install_error_handlers
+from gateway.errors import ApiError, BodyLimit, WellFormedHead, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
-from gateway.security import ApiKeys, SecurityHeaders
+from gateway.security import ApiKeys, SecurityHeaders, TypedCORS
 from services.conversation_store import make_conversation_store
 from services.dispatch import WARM_UP_QUESTION, answer
 from services.providers.local.selection import page_ranker
@@ -127,8 +126,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         ApiKeys, keys=gateway.api_keys, per_minute=gateway.rate_limit_per_minute, guesses_per_minute=gateway.key_failures_per_minute
     )
+    app.add_middleware(WellFormedHead, max_bytes=gateway.max_header_bytes)
     if gateway.cors_origins:  # outside the key check: a browser's preflight carries no key
-        app.add_middleware(CORSMiddleware, allow_origins=gateway.cors_origins, allow_methods=["GET", "POST"], allow_headers=["*"])
+        app.add_middleware(TypedCORS, allow_origins=gateway.cors_origins, allow_methods=["GET", "POST"], allow_headers=["*"])
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestCounter, metrics=app.state.metrics)  # outermost: sees 413s too
     for name in route_modules():

@@ -6,9 +6,11 @@ import argparse
 import socket
 
 import uvicorn
+from starlette.types import ASGIApp
 
+from gateway.protocol import GatewayProtocol
 from shared.cli_common import Exit
-from shared.config import Settings
+from shared.config import GatewaySettings, Settings
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -44,12 +46,22 @@ class AnnouncingServer(uvicorn.Server):
             )
 
 
+def build_server(app: ASGIApp, gateway: GatewaySettings, host: str, port: int) -> AnnouncingServer:
+    """uvicorn over h11 with the gateway's connection limits: how long and how large a
+    request's headers may be, how long a kept-alive connection may idle (gateway/protocol.py)."""
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning",
+        http=GatewayProtocol.configured(gateway.header_read_timeout_s),
+        h11_max_incomplete_event_size=gateway.max_header_bytes,
+        timeout_keep_alive=gateway.keep_alive_timeout_s,  # type: ignore[arg-type]  (a float works: it is a call_later delay)
+    )  # fmt: skip
+    return AnnouncingServer(config)
+
+
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.app import create_app  # noqa: PLC0415  (heavy: the whole pipeline; `taxnav --help` stays quick)
 
-    host = args.host or settings.gateway.host
-    port = args.port or settings.gateway.port
-    server = AnnouncingServer(uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning"))
+    server = build_server(create_app(settings), settings.gateway, args.host or settings.gateway.host, args.port or settings.gateway.port)
     try:
         server.run()
     except SystemExit:  # uvicorn exits with its own code when it cannot bind; ours is "failed"

@@ -6,14 +6,22 @@ from __future__ import annotations
 
 from typing import Annotated, TypeVar
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 
 from gateway.errors import ApiError
 from gateway.metrics import GatewayMetrics
 from services.results import QuestionStore
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
-from shared.generation import InvalidManualName, UnknownManual, canonical_manual, ingested_manuals, requested_manual
+from shared.generation import (
+    MANUAL_REQUEST,
+    MAX_MANUAL_CHARS,
+    InvalidManualName,
+    UnknownManual,
+    canonical_manual,
+    ingested_manuals,
+    requested_manual,
+)
 from shared.index import CorpusIndex  # every route module loads the pipeline, and the index with it
 
 
@@ -29,6 +37,12 @@ async def get_metrics(request: Request) -> GatewayMetrics:
     return request.app.state.metrics
 
 
+# ``?wait=``, overriding the body's: bool, not bool | None, so the schema has no null (sent as "null")
+WaitQuery = Annotated[bool, Query(description="overrides the body's `wait`")]
+# ``?manual=``: documented with the pattern the gateway checks (a typed 422 invalid_manual, valid_manual)
+ManualQuery = Annotated[
+    str, Query(description="default: the configured manual", json_schema_extra={"pattern": MANUAL_REQUEST, "maxLength": MAX_MANUAL_CHARS})
+]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 StoreDep = Annotated[QuestionStore, Depends(get_store)]
 MetricsDep = Annotated[GatewayMetrics, Depends(get_metrics)]
@@ -53,9 +67,10 @@ def valid_manual(settings: Settings, manual: str | None) -> str:
 
 def valid_focus(settings: Settings, manual: str, focus: str | None) -> str | None:
     """A page the question is to be answered from first (an alternative the reader chose), or a
-    typed 422 when the manual has no such page."""
+    typed 404 when the manual has no such page (the id is well formed: its schema says so; what
+    exists is the server's to say, as for ``unknown_manual``)."""
     if focus is not None and focus not in open_index(settings, manual).pages:
-        raise ApiError(422, "unknown_page", f"{focus} is not a page of {manual}.", {"focus": focus})
+        raise ApiError(404, "unknown_page", f"{focus} is not a page of {manual}.", {"focus": focus})
     return focus
 
 

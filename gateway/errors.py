@@ -82,9 +82,14 @@ def pipeline_error_response(exc: PipelineError, retry_after_s: int) -> JSONRespo
     return error_response(exc.http_status, exc.kind, str(exc), headers=headers)
 
 
-def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses=`` entry for routes that may answer with the error shape."""
-    return {status: {"model": ErrorResponse} for status in statuses}
+def documented(*statuses: int, media_type: str | None = None) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entry for routes that may answer with the error shape; with
+    ``media_type`` under that type (FastAPI files an extra response under the route's own
+    type: an event stream's would be text/event-stream)."""
+    if media_type is None:
+        return {status: {"model": ErrorResponse} for status in statuses}
+    schema = {"$ref": "#/components/schemas/ErrorResponse"}  # a component: other routes' errors list it
+    return {status: {"description": "Error", "content": {media_type: {"schema": schema}}} for status in statuses}
 
 
 _STATUS_TYPES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed", 408: "body_timeout", 413: "body_too_large"}
@@ -121,6 +126,36 @@ def install_error_handlers(app: FastAPI) -> None:
 def _plain(errors: Any) -> Any:
     """Validation errors as JSON (they may hold the offending input: bytes, exceptions)."""
     return json.loads(json.dumps(errors, default=str))
+
+
+_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # CTLs but HTAB: no header field may hold one (RFC 9110 5.5)
+
+
+class WellFormedHead:
+    """A typed error, closing the connection, for a request head h11 lets through: one over
+    ``max_bytes`` (h11 bounds only a head still arriving), Content-Length together with
+    Transfer-Encoding (how requests are smuggled past a proxy, RFC 9112 6.1), a control
+    character in a header."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (refusal := self._refusal(scope)) is not None:
+            return await refusal(scope, receive, send)
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        close = {"Connection": "close"}
+        if sum(len(name) + len(value) + 4 for name, value in headers) + len(scope["raw_path"]) + len(scope["query_string"]) > self.max_bytes:
+            return error_response(431, "headers_too_large", f"The request's headers are over {self.max_bytes} bytes.", headers=close)
+        names = {name for name, _ in headers}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            return error_response(400, "invalid_http", "The request is not valid HTTP/1.1: Content-Length with Transfer-Encoding.", headers=close)
+        if any(_CONTROL.search(value) for _, value in headers):
+            return error_response(400, "invalid_http", "The request is not valid HTTP/1.1: a control character in a header.", headers=close)
+        return None
 
 
 class BodyLimit:

@@ -9,8 +9,9 @@ import math
 import threading
 import time
 
-from starlette.datastructures import MutableHeaders
-from starlette.responses import JSONResponse
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import error_response
@@ -41,6 +42,18 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class TypedCORS(CORSMiddleware):
+    """Starlette's CORS middleware with a refused preflight in the typed error shape (it
+    answers plain text), its CORS headers kept."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code != 400:
+            return response
+        cors = {k: v for k, v in response.headers.items() if k.startswith("access-control-") or k == "vary"}
+        return error_response(400, "cors_rejected", f"{response.body.decode()}.", headers=cors)
 
 
 class RateWindow:

@@ -72,16 +72,51 @@ class WorkerPool:
         self.stop()
 
 
-def queue_consumers(settings: Settings, timeout_s: float = 1.0) -> dict[str, int]:
-    """Workers consuming each stage queue now (a remote-control broadcast over the broker:
-    every live worker answers with its queues). Raises the broker's error when unreachable."""
-    replies = celery_for(settings).control.inspect(timeout=timeout_s).active_queues() or {}
-    counts = dict.fromkeys(STAGE_QUEUES, 0)
-    for queues in replies.values():
-        for queue in queues or []:
-            if queue.get("name") in counts:
-                counts[queue["name"]] += 1
-    return counts
+@dataclass(frozen=True)
+class QueueState:
+    consumers: int  # workers consuming it now
+    taken: int  # tasks those workers have taken from it since they started
+    waiting: int  # messages in it
+
+
+def queue_states(settings: Settings, timeout_s: float = 1.0) -> dict[str, QueueState]:
+    """Each stage queue's consumers and their progress (one remote-control broadcast over the
+    broker: every live worker answers with its queues, services/celery_app.py ``stage_queues``)
+    and the messages waiting in it. Raises the broker's error when unreachable."""
+    app = celery_for(settings)
+    replies = app.control.broadcast("stage_queues", reply=True, timeout=timeout_s) or []
+    consumers, taken = dict.fromkeys(STAGE_QUEUES, 0), dict.fromkeys(STAGE_QUEUES, 0)
+    for reply in replies:
+        for answer in reply.values():
+            for queue, count in (answer.get("taken") or {}).items() if isinstance(answer, dict) else ():
+                if queue in consumers:
+                    consumers[queue] += 1
+                    taken[queue] += count
+    with app.connection_for_read() as connection:
+        channel = connection.default_channel
+        waiting = {queue: channel.queue_declare(queue=queue).message_count for queue in STAGE_QUEUES}
+    return {queue: QueueState(consumers[queue], taken[queue], waiting[queue]) for queue in STAGE_QUEUES}
+
+
+class StallWatch:
+    """Per stage queue, since when messages have waited while its workers took none: a worker
+    alive and answering broadcasts but consuming nothing (it once stayed so after a full Redis)
+    shows no other way. Progress is a task taken, or fewer messages waiting (expired ones dropped)."""
+
+    def __init__(self, stall_after_s: float) -> None:
+        self.stall_after_s = stall_after_s
+        self._last: dict[str, tuple[QueueState, float]] = {}  # queue -> (last seen, progress since)
+
+    def check(self, queue: str, state: QueueState, now: float) -> str:
+        previous, since = self._last.get(queue, (None, now))
+        moved = previous is None or state.waiting == 0 or state.taken != previous.taken or state.waiting < previous.waiting
+        since = now if moved else since
+        self._last[queue] = (state, since)
+        if not state.consumers:
+            return "no consumer"
+        if now - since >= self.stall_after_s:
+            return f"stalled: {state.waiting} waiting, none taken for {now - since:.0f} s"
+        return f"ok: {state.consumers} consumer(s), {state.waiting} waiting"
 
 
 def purge(settings: Settings) -> int:

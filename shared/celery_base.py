@@ -11,7 +11,11 @@ tasks (ingest) must not acknowledge late, or they would be handed out again whil
 from __future__ import annotations
 
 from celery import Celery
+from kombu.transport import virtual
+from kombu.transport.redis import Channel as RedisChannel
+from kombu.transport.redis import QoS as RedisQoS
 from kombu.transport.redis import Transport as RedisTransport
+from redis.client import Pipeline
 from redis.exceptions import OutOfMemoryError
 
 from shared.config import Settings
@@ -20,10 +24,44 @@ from shared.config import Settings
 EXTRA_CONNECTIONS = 4
 
 
+class FullRedisTolerantQoS(RedisQoS):
+    """Acknowledgements that survive a full Redis. At maxmemory Redis refuses every command
+    queued inside MULTI, even an ack's ZREM and HDEL, which free memory and which it takes
+    outside one: so an ack is sent as a plain pipeline. And an ack or reject that fails all the
+    same still gives back the worker's prefetch slot (the message stays in the unacked index:
+    the restore sweep hands it out again after the visibility timeout, and question tasks are
+    safe to repeat). Kept, that slot was never freed and the worker, alive and answering
+    `celery inspect`, consumed nothing until restarted ("Couldn't ack ... OutOfMemoryError")."""
+
+    def _remove_from_indices(self, delivery_tag: str, pipe: Pipeline | None = None) -> Pipeline:
+        if pipe is not None:  # a step of restore_by_tag's own transaction
+            return super()._remove_from_indices(delivery_tag, pipe)
+        with self.channel.conn_or_acquire() as client:
+            return client.pipeline(transaction=False).zrem(self.unacked_index_key, delivery_tag).hdel(self.unacked_key, delivery_tag)
+
+    def ack(self, delivery_tag: str) -> None:
+        try:
+            super().ack(delivery_tag)
+        finally:
+            virtual.QoS.ack(self, delivery_tag)  # the slot, whatever Redis said (a set: twice is once)
+
+    def reject(self, delivery_tag: str, requeue: bool = False) -> None:
+        try:
+            super().reject(delivery_tag, requeue)
+        finally:
+            virtual.QoS.ack(self, delivery_tag)
+
+
+class FullRedisTolerantChannel(RedisChannel):
+    QoS = FullRedisTolerantQoS
+
+
 class FullRedisTolerantTransport(RedisTransport):
     """Redis at maxmemory refuses writes until memory frees: a worker treats that like a lost
-    connection (reconnect and wait) instead of exiting with "Unrecoverable error"."""
+    connection (reconnect and wait) instead of exiting with "Unrecoverable error", and its
+    acknowledgements neither need memory nor, failing, stop it consuming (FullRedisTolerantQoS)."""
 
+    Channel = FullRedisTolerantChannel
     connection_errors = (*RedisTransport.connection_errors, OutOfMemoryError)
 
 

@@ -220,7 +220,16 @@ class GatewaySettings(BaseModel):
     # Origins allowed to call the API from a browser (none = same origin only).
     cors_origins: list[str] = Field(default_factory=list)
     body_read_timeout_s: float = 10.0  # a request body that trickles in slower is cut off (408)
+    # Connections (gateway/protocol.py): a request's headers must all arrive within this (408,
+    # closed; a connection that sends nothing is closed), be at most this large (431), and a
+    # kept-alive connection idle this long is closed.
+    header_read_timeout_s: float = Field(default=10.0, gt=0)
+    max_header_bytes: int = Field(default=16_384, ge=1024)
+    keep_alive_timeout_s: float = Field(default=5.0, gt=0)
     readiness_cache_s: float = 5.0  # per-queue consumer checks are broadcasts: reuse one for this long
+    # A stage queue with messages waiting and none taken by its workers for this long turns
+    # /readyz red (a worker alive but consuming nothing); questions wait at most wait_timeout_s.
+    stall_after_s: float = Field(default=30.0, gt=0)
 
 
 class ConversationSettings(BaseModel):

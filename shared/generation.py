@@ -39,6 +39,10 @@ FORMAT = 14  # bump when parsing/chunking changes so unchanged pages are re-pars
 # (dots, slashes, a trailing slash) is refused before it reaches a path or a cache key.
 MANUAL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_MANUAL_CHARS = 100
+# How a request may name a manual (the API documents it as its pattern): a slug in any case,
+# ASCII blanks around it. ASCII only: "\u212a".lower() is "k", and the schema must say what passes.
+MANUAL_REQUEST = r"^[ \t\n\r\f\v]*[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*[ \t\n\r\f\v]*$"
+_MANUAL_REQUEST = re.compile(MANUAL_REQUEST)
 
 
 class InvalidManualName(ValueError):
@@ -48,10 +52,9 @@ class InvalidManualName(ValueError):
 def canonical_manual(name: str) -> str:
     """The one spelling of a manual's name (case and surrounding blanks ignored), so each
     manual maps to one collection directory and one cached index."""
-    canonical = name.strip().lower()
-    if len(canonical) > MAX_MANUAL_CHARS or not MANUAL_NAME.fullmatch(canonical):
+    if len(name) > MAX_MANUAL_CHARS or not _MANUAL_REQUEST.fullmatch(name):
         raise InvalidManualName("a manual is named by lower-case words joined by hyphens, e.g. employment-income-manual")
-    return canonical
+    return name.strip(" \t\n\r\f\v").lower()
 
 
 class Manifest(BaseModel):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from shared.contracts.refusals import RefusalEvidence, Route
+from shared.generation import MANUAL_REQUEST, MAX_MANUAL_CHARS
 
 Verdict = Literal["supported", "partially_supported", "unsupported", "contradicted"]
 # "answer": the sentences that answer the question; "detail": further sentences of the
@@ -34,13 +35,16 @@ class QuestionRequest(BaseModel):
     # Length and content are checked by the scope guard, which answers with a typed
     # `malformed` refusal rather than a validation error.
     question: str
-    manual: str | None = None
-    wait: bool = True
+    manual: str | None = Field(
+        default=None, description="an ingested manual's name, any case (422 `invalid_manual` for one that is no manual's name, 404 `unknown_manual` for one not ingested)",
+        json_schema_extra={"pattern": MANUAL_REQUEST, "maxLength": MAX_MANUAL_CHARS},  # documented: checked by the gateway, typed (gateway/deps.py)
+    )
+    wait: bool = Field(default=True, strict=True)  # true or false: not 0, 1 or "yes"
     focus: str | None = Field(
-        default=None, pattern=SECTION_ID, description="a page of the manual to answer from first: one of a previous answer's `alternatives` (422 `unknown_page` for a page the manual lacks)"
+        default=None, pattern=SECTION_ID, description="a page of the manual to answer from first: one of a previous answer's `alternatives` (404 `unknown_page` for a well-formed id the manual lacks, as 404 `unknown_manual`)"
     )
 
-    @field_validator("question", "manual")
+    @field_validator("question")  # not manual: checked as sent (NFC makes the Kelvin sign a K; shared/generation.py)
     @classmethod
     def _clean(cls, value: str | None) -> str | None:
         return None if value is None else clean_text(value)

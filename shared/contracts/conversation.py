@@ -49,7 +49,7 @@ class ConversationQuestion(QuestionRequest):
     """``POST /v1/conversations/{id}/questions``: a question, and optionally the condition of
     a conflict option of the previous turn (choosing it is this turn)."""
 
-    condition: str | None = Field(default=None, max_length=MAX_CONDITION_CHARS)
+    condition: str | None = Field(default=None, min_length=1, max_length=MAX_CONDITION_CHARS)  # "" is no option's condition
 
 
 class FollowUpInfo(BaseModel):

@@ -5,7 +5,8 @@ wrong; nothing needs a restart to recover.
 
 - Schemathesis over every operation of the spec: no 5xx.
 - Redis full (maxmemory, no eviction): fast typed 503s, /readyz red, workers stay up, answers
-  again once memory frees.
+  again once memory frees; filled under load (stage tasks mid-flight, their acks refused),
+  every stage worker consumes again once the limit is lifted, no restart.
 - Redis stopped and restarted: fast typed 503s while down, then answers, same processes;
   questions in flight through the restart each end exactly once.
 - A queue with no consumer: /readyz names it; a consumer back turns it green.
@@ -16,6 +17,7 @@ wrong; nothing needs a restart to recover.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -108,6 +110,40 @@ def test_a_full_redis_is_a_fast_typed_503_red_readiness_and_workers_survive(clus
     status, body, _ = ask(client, QUESTIONS[1])
     assert status == 200 and body["status"] == "answered", body
     assert all(code is None for code in alive(pool).values())
+
+
+def test_a_redis_filled_under_load_leaves_no_worker_stuck(cluster, redis_server):
+    """The acks of tasks running when Redis fills are refused (MULTI at maxmemory): a worker
+    then kept its prefetch slot and consumed nothing, alive, until restarted."""
+    _, pool, client = cluster
+    loading = threading.Event()
+    loading.set()
+
+    def load(question: str) -> list[int]:
+        statuses = []
+        while loading.is_set():
+            statuses.append(client.post("/v1/questions", json={"question": question, "wait": False}).status_code)
+        return statuses
+
+    try:
+        with ThreadPoolExecutor(4) as threads:
+            loads = [threads.submit(load, q) for q in QUESTIONS[:4]]
+            time.sleep(2)  # every stage queue has tasks waiting and running
+            redis_server.fill()
+            loading.clear()
+        assert all(set(f.result()) <= {202, 503} for f in loads), [f.result() for f in loads]
+        time.sleep(3)  # tasks fail to write their events and end; their acks meet the full Redis
+        status, body, seconds = ask(client, QUESTIONS[3])
+        assert status == 503 and body["error"]["type"] == "unavailable" and seconds < 2, body
+    finally:
+        redis_server.free()
+    eventually(lambda: client.get("/readyz").status_code == 200)
+    for question in QUESTIONS:  # each through all five stage workers
+        status, body, seconds = ask(client, question)
+        assert status == 200 and body["status"] == "answered", (body, seconds)
+    assert all(code is None for code in alive(pool).values()), alive(pool)
+    logs = "".join(path.read_text(errors="replace") for path in pool.log_dir.glob("*.log"))
+    assert "Couldn't ack" not in logs
 
 
 def test_redis_stopped_and_restarted_recovers_without_restarts(cluster, redis_server):

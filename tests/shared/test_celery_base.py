@@ -49,3 +49,27 @@ def test_a_worker_sizes_its_redis_pools_from_its_concurrency(app_path: str, queu
         keys = list(client.scan_iter(match=f"{prefix}*"))
         if keys:
             client.delete(*keys)
+
+
+def test_a_worker_acks_into_a_full_redis_and_keeps_consuming(tmp_path: Path) -> None:
+    """Redis at maxmemory refuses what MULTI queues, an ack's ZREM and HDEL included: the ack
+    goes through outside one, and the prefetch slot is free again (it stayed taken for good)."""
+    from kombu import Connection, Queue  # noqa: PLC0415
+
+    from tests.support.redis_server import PrivateRedis  # noqa: PLC0415
+
+    with PrivateRedis(tmp_path, maxmemory="4mb") as server:
+        app = make_app("probe", Settings(data_dir=tmp_path, redis_url=server.url), [], {})
+        with Connection(server.url, transport=app.conf.broker_transport) as connection:
+            channel = connection.channel()
+            channel.basic_qos(0, 1, False)  # a solo worker's prefetch: one message at a time
+            queue = Queue("stage", channel=channel)
+            queue.declare()
+            connection.Producer(channel).publish({"n": 1}, routing_key="stage")
+            message = queue.get()  # taken: recorded as unacked, the slot held
+            assert message is not None and not channel.qos.can_consume()
+            server.fill()
+            message.ack()  # raised OutOfMemoryError, the slot held for good
+            assert channel.qos.can_consume()
+            client = server.client()
+            assert client.hlen(channel.unacked_key) == 0 and client.zcard(channel.unacked_index_key) == 0

@@ -13,6 +13,9 @@ import uvicorn
 from fastapi.testclient import TestClient
 from starlette.types import ASGIApp
 
+from gateway.cli import build_server
+from shared.config import GatewaySettings
+
 
 def wait_ready(client: TestClient, timeout_s: float = 60) -> httpx.Response:
     """/readyz once the start-up warm-up (a question through the pipeline) is over, as a
@@ -25,12 +28,16 @@ def wait_ready(client: TestClient, timeout_s: float = 60) -> httpx.Response:
 
 
 @contextmanager
-def served(app: ASGIApp) -> Iterator[str]:
-    """``app`` on a free port over real HTTP (uvicorn in a thread); yields its base URL."""
+def served(app: ASGIApp, gateway: GatewaySettings | None = None) -> Iterator[str]:
+    """``app`` on a free port over real HTTP (uvicorn in a thread); yields its base URL. With
+    ``gateway``: the server `taxnav serve` builds (its protocol, limits and timeouts)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    if gateway is None:
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    else:
+        server = build_server(app, gateway, "127.0.0.1", port)
     thread = threading.Thread(target=server.run, name="served-gateway", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -11,7 +11,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from gateway.deps import SettingsDep, StoreDep, with_valid_manual
+from gateway.deps import SettingsDep, StoreDep, WaitQuery, with_valid_manual
 from gateway.errors import documented
 from services.conversation_store import ConversationStore, make_conversation_store
 from services.errors import PipelineError
@@ -83,7 +83,7 @@ async def ask_in_conversation(
     request: Request,
     settings: SettingsDep,
     questions: StoreDep,
-    wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
+    wait: WaitQuery = None,  # type: ignore[assignment]
 ) -> JSONResponse:
     body = with_valid_manual(settings, body)  # as /v1/questions: a typed 422 or 404 before the turn starts
     store = _conversations(request, settings)

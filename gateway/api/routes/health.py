@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from gateway.deps import MetricsDep, SettingsDep, StoreDep, open_index
 from gateway.errors import ApiError, redact
-from services.workers import queue_consumers
+from services.workers import StallWatch, queue_states
 from shared.config import Settings
 
 router = APIRouter(tags=["health"])
@@ -45,24 +45,26 @@ def readyz(settings: SettingsDep, store: StoreDep, request: Request) -> JSONResp
         trouble = store.writable()  # never the URL: it may carry a password
         checks["redis"] = "ok" if trouble is None else trouble
         if trouble is None:
-            checks.update(consumer_checks(settings, request.app.state))
+            checks.update(queue_checks(settings, request.app.state))
     ready = all(value.startswith("ok") for value in checks.values())
     return JSONResponse(Readiness(ready=ready, checks=checks).model_dump(), status_code=200 if ready else 503)
 
 
-def consumer_checks(settings: Settings, state: object) -> dict[str, str]:
-    """One check per stage queue: a worker consumes it. The broadcast takes up to a second,
-    so one answer is reused for ``readiness_cache_s``."""
+def queue_checks(settings: Settings, state: object) -> dict[str, str]:
+    """One check per stage queue: a worker consumes it, and takes its messages (not stalled for
+    ``stall_after_s``). The broadcast takes up to a second, so one answer is reused for
+    ``readiness_cache_s``."""
     now = time.monotonic()
-    cached = getattr(state, "consumers", None)
+    cached = getattr(state, "queue_checks", None)
     if cached is None or now - cached[0] > settings.gateway.readiness_cache_s:
+        watch = getattr(state, "stall_watch", None) or StallWatch(settings.gateway.stall_after_s)
+        state.stall_watch = watch
         try:
-            counts = queue_consumers(settings)
-            checks = {f"queue {q}": f"ok: {n} consumer(s)" if n else "no consumer" for q, n in counts.items()}
+            checks = {f"queue {q}": watch.check(q, queue, now) for q, queue in queue_states(settings).items()}
         except Exception as exc:  # noqa: BLE001  (the broker's error text carries its address)
             checks = {"queues": f"cannot ask the workers ({type(exc).__name__})"}
         cached = (now, checks)
-        state.consumers = cached
+        state.queue_checks = cached
     return cached[1]
 
 

@@ -6,10 +6,10 @@ from datetime import datetime
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path
 from pydantic import BaseModel
 
-from gateway.deps import SettingsDep, open_index
+from gateway.deps import ManualQuery, SettingsDep, open_index
 from gateway.errors import ApiError, documented
 from shared.contracts.corpus import Chunk
 
@@ -26,11 +26,11 @@ class PageView(BaseModel):
     chunks: list[Chunk]  # in page order, each with its heading path and paragraphs (ids citations use)
 
 
-@router.get("/pages/{section_id}", response_model=PageView, responses=documented(404, 503), summary="One page's chunks and paragraphs")
+@router.get("/pages/{section_id}", response_model=PageView, responses=documented(404, 422, 503), summary="One page's chunks and paragraphs")
 def get_page(
     settings: SettingsDep,
     section_id: Annotated[str, Path(max_length=64, examples=["EIM31240"])],
-    manual: Annotated[str | None, Query(max_length=100, description="default: the configured manual")] = None,
+    manual: ManualQuery = None,  # type: ignore[assignment]
 ) -> PageView:
     index = open_index(settings, manual)
     page = index.pages.get(section_id) or index.pages.get(section_id.upper())

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
-from gateway.deps import MetricsDep, SettingsDep, StoreDep, with_valid_manual
+from gateway.deps import MetricsDep, SettingsDep, StoreDep, WaitQuery, with_valid_manual
 from gateway.errors import ApiError, documented, redact
 from gateway.metrics import GatewayMetrics
 from services.dispatch import Admission, record_refusal, submit
@@ -57,6 +57,7 @@ def _admission(request: Request, settings: Settings) -> Admission:
 
 
 REFUSAL_THREADS = 8
+MAX_EVENT_ID = 1_000_000  # far above the events any question has (its stages, then one end)
 
 
 QuestionId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -105,7 +106,7 @@ async def ask(
     store: StoreDep,
     metrics: MetricsDep,
     request: Request,
-    wait: Annotated[bool | None, Query(description="overrides the body's `wait`")] = None,
+    wait: WaitQuery = None,  # type: ignore[assignment]
 ) -> JSONResponse:
     started = time.perf_counter()
     admission = _admission(request, settings)
@@ -173,7 +174,7 @@ def get_question(qid: KnownQuestion, store: StoreDep) -> JSONResponse:
 @router.get(
     "/{qid}/events",
     response_class=EventSourceResponse,
-    responses=documented(404),
+    responses=documented(404, media_type="application/json"),  # errors are JSON, not the stream's type
     summary="Stage progress as server-sent events",
     description=(
         "One `stage` event per stage finished (`{stage, ms, candidates}`), then one `result` event with the "
@@ -185,7 +186,8 @@ async def question_events(
     qid: KnownQuestion,
     store: StoreDep,
     request: Request,
-    last_event_id: Annotated[int | None, Header(ge=0, description="resume after this event (the browser sends it on reconnect)")] = None,
+    # int, not int | None: a header is absent or a number (the schema's null would be sent as "null")
+    last_event_id: Annotated[int, Header(ge=0, le=MAX_EVENT_ID, description="resume after this event (the browser sends it on reconnect)")] = None,  # type: ignore[assignment]
 ) -> AsyncIterator[ServerSentEvent]:
     events = follow(store, qid)  # the same order on every replay, so an event's number is stable
     limiter = _streams(request)  # each blocking read on the stream threads, not the shared pool

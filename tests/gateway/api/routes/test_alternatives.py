@@ -52,8 +52,8 @@ def test_asking_again_about_a_page_answers_from_that_page_alone(client: TestClie
     assert all(s["relevance"] == "answering" for s in again["sentences"] if s["role"] == "answer")
 
 
-@pytest.mark.parametrize(("focus", "status", "kind"), [("EIM99999", 422, "unknown_page"), ("not a page", 422, "invalid_request"), ("eim21690", 422, "invalid_request")])
-def test_a_focus_that_is_no_page_of_the_manual_is_a_typed_422(client: TestClient, focus: str, status: int, kind: str) -> None:
+@pytest.mark.parametrize(("focus", "status", "kind"), [("EIM99999", 404, "unknown_page"), ("not a page", 422, "invalid_request"), ("eim21690", 422, "invalid_request")])
+def test_a_focus_that_is_no_page_of_the_manual_is_a_typed_error(client: TestClient, focus: str, status: int, kind: str) -> None:
     response = client.post("/v1/questions", json={"question": PARTY, "focus": focus})
     assert response.status_code == status, response.text
     error = response.json()["error"]
@@ -67,4 +67,4 @@ def test_a_conversation_turn_can_ask_again_about_an_alternative(client: TestClie
     assert turn.status_code == 200, turn.text
     assert {section_of(c) for s in turn.json()["answer"]["sentences"] for c in s["citations"]} == {"EIM21691"}
     bad = client.post(f"/v1/conversations/{cid}/questions", json={"question": PARTY, "focus": "EIM99999"})
-    assert bad.status_code == 422 and bad.json()["error"]["type"] == "unknown_page"
+    assert bad.status_code == 404 and bad.json()["error"]["type"] == "unknown_page"
