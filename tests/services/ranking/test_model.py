@@ -33,7 +33,7 @@ def test_the_repos_page_model_loads_with_exactly_the_features_the_service_comput
 @pytest.mark.parametrize(
     ("features", "kind", "says"),
     [
-        (list(PAGE_FEATURES[:-1]), "pages", "not in the model: ['title_covers_asker']"),
+        (list(PAGE_FEATURES[:-1]), "pages", f"not in the model: ['{PAGE_FEATURES[-1]}']"),
         ([*PAGE_FEATURES, "bm25_body"], "pages", "not computed: ['bm25_body']"),
         (list(reversed(PAGE_FEATURES)), "pages", "order differs"),
         (list(PAGE_FEATURES), "passages", "ranks passages, not pages"),
