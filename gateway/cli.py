@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import socket
-
-import uvicorn
 
 from shared.cli_common import Exit
 from shared.config import Settings
@@ -25,27 +22,12 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.set_defaults(func=serve)
 
 
-class AnnouncingServer(uvicorn.Server):
-    """Says where it listens once the socket is bound (uvicorn itself runs at warning level)."""
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started:
-            from rich.console import Console  # noqa: PLC0415
-
-            host, port = self.config.host, self.config.port
-            shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104  (what a browser on this machine opens)
-            everywhere = f" (all interfaces, {host})" if shown != host else ""
-            Console(highlight=False).print(
-                f"Tax Policy Navigator gateway listening on http://{shown}:{port}{everywhere}\n"
-                f"  page http://{shown}:{port}/   API docs http://{shown}:{port}/docs   Ctrl+C to stop",
-                soft_wrap=True,
-                markup=False,
-            )
-
-
 def serve(args: argparse.Namespace, settings: Settings) -> int:
-    from gateway.app import create_app  # noqa: PLC0415  (heavy: the whole pipeline; `taxnav --help` stays quick)
+    # heavy (the whole pipeline, uvicorn): `taxnav --help` and the other commands stay quick
+    import uvicorn  # noqa: PLC0415
+
+    from gateway.app import create_app  # noqa: PLC0415
+    from gateway.server import AnnouncingServer  # noqa: PLC0415
 
     host = args.host or settings.gateway.host
     port = args.port or settings.gateway.port

@@ -87,7 +87,7 @@ def test_ask_exit_codes_and_readable_output(slice_data_dir: Path) -> None:
     assert "\r" not in out and "\x1b[" not in out  # a pipe gets plain text
     assert out.startswith("Answer\n")
     lines = out.splitlines()
-    sentences = [line for line in lines if re.match(r"^  \S.* (\[\d+\])+ (supported|partially supported|unsupported|contradicted)$", line)]
+    sentences = [line for line in lines if re.match(r"^  \S.* (\[\d+\])+ (supported|partially supported|unsupported|contradicted)(, answers|, background)?$", line)]
     assert sentences, out
     sources = lines[lines.index("Sources") + 1 :]
     cited = {int(n) for line in sentences for n in re.findall(r"\[(\d+)\]", line)}

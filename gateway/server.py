@@ -1,0 +1,26 @@
+"""The uvicorn server `taxnav serve` runs (gateway/cli.py imports it only to serve)."""
+
+from __future__ import annotations
+
+import socket
+
+import uvicorn
+
+
+class AnnouncingServer(uvicorn.Server):
+    """Says where it listens once the socket is bound (uvicorn itself runs at warning level)."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            from rich.console import Console  # noqa: PLC0415
+
+            host, port = self.config.host, self.config.port
+            shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104  (what a browser on this machine opens)
+            everywhere = f" (all interfaces, {host})" if shown != host else ""
+            Console(highlight=False).print(
+                f"Tax Policy Navigator gateway listening on http://{shown}:{port}{everywhere}\n"
+                f"  page http://{shown}:{port}/   API docs http://{shown}:{port}/docs   Ctrl+C to stop",
+                soft_wrap=True,
+                markup=False,
+            )
