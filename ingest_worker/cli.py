@@ -9,7 +9,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ingest_worker.crawler import DirSource, is_url
 from shared.cli_common import Exit
 from shared.config import Settings
 from shared.contracts.ingest_runs import RunStart
@@ -108,6 +107,8 @@ def resolve_source(source: str, asked: list[str] | None, default: list[str]) -> 
     """The corpus root and the manuals to ingest. ``source`` may be the root (a folder of
     manuals) or one manual's own folder (it holds ``_manual.json``: its parent is the root).
     In a directory, every manual asked for must be there: the error lists the ones that are."""
+    from ingest_worker.crawler import DirSource, is_url  # noqa: PLC0415  (httpx, lxml: `taxnav ask` starts without them)
+
     folder = Path(source)
     if is_url(source):  # a server's manuals cannot be listed: one missing fails as a run
         return source, default if asked is None else list(asked)

@@ -166,7 +166,9 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
         description="Answer one question from the index in the data directory: the answer's sentences, each "
         "with its source numbers and verification verdict, then the detail and the sources; or a typed "
         "refusal with its evidence. Runs the pipeline in this process (TAXNAV_MODE=distributed: "
-        "through Redis and the stage workers).",
+        "through Redis and the stage workers). Each run loads the index and the models first (about 3 s "
+        "of CPU, most of it the manual's term statistics); to ask many questions, start `taxnav serve` "
+        "once and ask it over HTTP (POST /v1/questions: 0.1-0.5 s a question) or use `taxnav chat`.",
         epilog=f"exit codes: {Exit.OK} answered, {Exit.REFUSED} refused (category and evidence printed), "
         f"{Exit.USAGE} usage error or no index for the manual, {Exit.ERROR} failed (model, Redis or timeout).",
     )

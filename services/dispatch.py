@@ -15,12 +15,9 @@ from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime, timezone
 from collections.abc import Callable
 from functools import lru_cache, partial
-
-from celery import Celery, chain
-from kombu.exceptions import OperationalError
+from typing import TYPE_CHECKING
 
 from services.errors import Unavailable, as_info
-from services.celery_app import make_stage_app, stage_task_name
 from services.pipeline import STAGE_QUEUES, STAGES, finish, new_state, run_stages
 from services.results import OnEvent, QuestionStore, make_store, wait_result
 from shared import heap
@@ -28,6 +25,9 @@ from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.events import QuestionEvent, stage_event
 from shared.contracts.pipeline import PipelineState
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 
 def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore) -> QuestionResult:
@@ -234,6 +234,9 @@ def _worker_processes(settings_json: str) -> WorkerProcesses:
 
 @lru_cache(maxsize=8)
 def _celery(settings_json: str) -> Celery:
+    # Celery and its Redis transport only in distributed mode (0.3 s of every embedded start)
+    from services.celery_app import make_stage_app  # noqa: PLC0415
+
     return make_stage_app(Settings.model_validate_json(settings_json))
 
 
@@ -243,6 +246,11 @@ def celery_for(settings: Settings) -> Celery:
 
 
 def send_chain(state: PipelineState, settings: Settings, deadline: float) -> None:
+    from celery import chain  # noqa: PLC0415  (distributed mode only, as in _celery)
+    from kombu.exceptions import OperationalError  # noqa: PLC0415
+
+    from services.celery_app import stage_task_name  # noqa: PLC0415
+
     app = celery_for(settings)
     # Expired messages are dropped by workers: nobody waits for them any more.
     expires = datetime.fromtimestamp(deadline, tz=timezone.utc)

@@ -18,6 +18,7 @@ from services import deadline as question_deadline
 from services import scope
 from services.conversation import after_stage
 from services.providers.base import Provider
+from services.providers.local.tables import header_rows, rows_of
 from services.providers.registry import provider_for
 from services.stages import expansion, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
@@ -165,15 +166,18 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
         chunk = index.chunks.get(chunk_of(pid))
         if page is None or chunk is None:
             continue
+        paragraph = index.paragraph(pid)
         out.append(
             Citation(
                 paragraph_id=pid,
                 section_id=page.section_id,
                 title=page.title,
                 heading_path=chunk.heading_path,
-                text=index.paragraph(pid).text,
+                text=paragraph.text,
                 url=page.url,
                 public_updated_at=page.public_updated_at,
+                kind=paragraph.kind,
+                header_rows=header_rows(rows_of(paragraph))[1] if paragraph.kind == "table" else 0,
             )
         )
     return out

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 
 import networkx as nx
@@ -22,8 +24,18 @@ from shared.config import Settings
 from shared.contracts.corpus import Chunk, CrossRef, Page, Paragraph, chunk_of, section_of
 from shared.contracts.corpus import chunk_id as chunk_id_of
 from shared.embeddings import base_embedder, embedder_identity
-from shared.generation import CURRENT, canonical_manual, collection_dir, load_generation, load_graph, serving_path
-from shared.heap import refreeze
+from shared.generation import (
+    CURRENT,
+    ChunkFile,
+    canonical_manual,
+    collection_dir,
+    load_graph,
+    load_manifest,
+    load_pages,
+    load_xrefs,
+    serving_path,
+)
+from shared.heap import paused, refreeze
 from shared.stores import bm25_store, uses_servers, vector_store
 
 
@@ -41,22 +53,29 @@ class CorpusIndex:
     _lock = threading.Lock()
 
     def __init__(self, settings: Settings, manual: str, path: Path):
-        loaded = load_generation(path)
+        manifest = load_manifest(path)
         self.settings = settings
         self.manual = manual
         self.path = path
-        self.generation: str = loaded.manifest.generation
-        self.title: str = loaded.manifest.title
-        self.embed_model: str = loaded.manifest.embed_model
-        self.vector_level = loaded.manifest.vectors
-        self.pages: dict[str, Page] = loaded.pages
-        self.chunks: dict[str, Chunk] = loaded.chunks
-        self._xrefs: dict[str, list[CrossRef]] = {}
-        for ref in loaded.xrefs:
-            self._xrefs.setdefault(ref.source_section, []).append(ref)
-        self.graph: nx.DiGraph = load_graph(path)
+        self.generation: str = manifest.generation
+        self.title: str = manifest.title
+        self.embed_model: str = manifest.embed_model
+        self.vector_level = manifest.vectors
+        with paused():
+            self.pages: dict[str, Page] = load_pages(path)
+            self.chunks: Mapping[str, Chunk] = ChunkFile(path)  # each parsed when first read
+            self._xrefs: dict[str, list[CrossRef]] = {}
+            for ref in load_xrefs(path):
+                self._xrefs.setdefault(ref.source_section, []).append(ref)
         self._bm25 = bm25_store(settings, manual, path, self.generation)
         self._vectors = vector_store(settings, manual, path, self.generation)
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The chunks' sibling and cross-reference edges, loaded when first needed: a manual
+        consulted only to route a question never reads them."""
+        with paused():
+            return load_graph(self.path)
 
     @classmethod
     def open(cls, settings: Settings, manual: str | None = None) -> CorpusIndex:

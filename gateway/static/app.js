@@ -162,6 +162,11 @@
     return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   }
 
+  /** The claim's words that count when matching it to its source: figures and content words. */
+  function claimTerms(claim) {
+    return new Set((claim.match(WORD_RE) || []).map(normWord).filter(isSignificant));
+  }
+
   /** Append `text` to `container`, marking the claim: the whole claim when the paragraph
    *  contains it verbatim (the offline stitcher quotes), else each of the claim's words. */
   function appendHighlighted(container, text, claim) {
@@ -176,7 +181,7 @@
         return;
       }
     }
-    const terms = new Set(claimWords.map(normWord).filter(isSignificant));
+    const terms = claimTerms(claim);
     let last = 0;
     for (const match of text.matchAll(WORD_RE)) {
       if (!terms.has(normWord(match[0]))) continue;
@@ -184,6 +189,40 @@
       last = match.index + match[0].length;
     }
     container.append(text.slice(last));
+  }
+
+  /** A table paragraph (a row a line, cells joined by " | "; its first `headerRows` rows name
+   *  the columns) as a table, marking the rows the claim quotes: those whose every figure and
+   *  content word is in the claim (a claim renders one or two rows with their column names,
+   *  so marking its words would mark most of the table). The separators stay in the text,
+   *  hidden, so the panel's text is still the paragraph's own. */
+  function appendTable(container, text, headerRows, claim) {
+    const terms = claimTerms(claim);
+    const quotes = (cells) => {
+      const words = cells.flatMap((c) => (c.match(WORD_RE) || []).map(normWord).filter(isSignificant));
+      return words.length > 0 && words.every((w) => terms.has(w));
+    };
+    const head = el('thead');
+    const body = el('tbody');
+    text.split('\n').forEach((line, i, lines) => {
+      const end = i < lines.length - 1 ? '\n' : '';
+      if (!line.trim()) {
+        if (end) body.append(el('tr', { class: 'blank-row', hidden: '' }, el('td', {}, line + end)));
+        return;
+      }
+      const cells = line.split('|');
+      const header = i < headerRows;
+      const quoted = !header && quotes(cells);
+      const row = el('tr', quoted ? { class: 'is-quoted' } : {}, ...cells.map((cell, j) => {
+        const sep = j < cells.length - 1 ? '|' : end;
+        return el(header ? 'th' : 'td', header ? { scope: 'col' } : {},
+          quoted && cell.trim() ? el('mark', {}, cell) : cell,
+          sep ? el('span', { class: 'cell-sep', hidden: '' }, sep) : null);
+      }));
+      (header ? head : body).append(row);
+    });
+    container.append(el('div', { class: 'table-wrap' },
+      el('table', { class: 'source-table' }, head.childElementCount ? head : null, body)));
   }
 
   // ---- the source panel -----------------------------------------------------------------
@@ -214,7 +253,11 @@
       } else {
         for (const part of citation.heading_path || []) path.append(el('li', {}, part));
         $('source-title').textContent = `${citation.section_id}: ${citation.title}`;
-        appendHighlighted(text, citation.text || '', claim || '');
+        const table = citation.kind === 'table';
+        $('source-claim-label').replaceChildren(table ? 'Rows the sentence quotes are ' : 'Words from the sentence are ',
+          el('mark', {}, 'highlighted'), ':');
+        if (table) appendTable(text, citation.text || '', citation.header_rows || 0, claim || '');
+        else appendHighlighted(text, citation.text || '', claim || '');
 
         const date = parseDate(citation.public_updated_at);
         if (date) {
@@ -493,7 +536,7 @@
       el('span', { class: 'as-of-label' }, old ? 'as of ' : 'As of '),
       el('time', { datetime: answer.as_of }, formatDate(date)),
       el('span', { class: 'as-of-note' }, old
-        ? ` — the newest page cited was last updated ${years} years ago; figures may have changed since.`
+        ? `, ${years} years ago (the newest page cited)`
         : ' — when the newest page cited was last updated.'));
   }
 

@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 
 from shared.analysis import english_analyzer
+from shared.heap import paused
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been
@@ -177,6 +178,7 @@ def corpus_stats(index) -> CorpusStats:  # noqa: ANN001  (a shared.index.CorpusI
     key = (index.manual, str(index.generation))
     stats = _STATS.get(key)
     if stats is None:
-        texts = [" ".join(c.heading_path[-3:]) + "\n" + c.text for c in index.chunks.values()]
-        stats = _STATS[key] = CorpusStats(texts)
+        with paused():  # the first read of every chunk parses it (shared/generation.py ChunkFile)
+            texts = [" ".join(c.heading_path[-3:]) + "\n" + c.text for c in index.chunks.values()]
+            stats = _STATS[key] = CorpusStats(texts)
     return stats

@@ -102,6 +102,10 @@ class Citation(BaseModel):
     text: str
     url: str
     public_updated_at: datetime
+    # What the paragraph is; a table's text is a row a line, its cells joined by " | ", and
+    # ``header_rows`` of its first rows name its columns (0: every row holds figures).
+    kind: Literal["p", "li", "table", "pre", "heading"] = "p"
+    header_rows: int = 0
 
 
 class StageTrace(BaseModel):

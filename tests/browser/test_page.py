@@ -116,7 +116,7 @@ def test_footnote_opens_the_cited_paragraph_beside_the_answer(visit: Visit, mile
     else:
         expect(date_line).not_to_have_class(re.compile(r"\bis-old\b"))
     # Beside the answer on a wide screen: to its right, not below it.
-    answer_box = last_turn(page).locator(".answer").bounding_box()
+    answer_box = last_turn(page).locator(".answer > ol.sentences").bounding_box()
     panel_box = panel.bounding_box()
     assert panel_box["x"] >= answer_box["x"] + answer_box["width"], (answer_box, panel_box)
     visit.shot("02-source-panel")

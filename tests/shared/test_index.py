@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from shared.config import Settings
+from shared.generation import CHUNKS, ChunkFile, load_generation, load_graph, serving_path
 from shared.index import CollectionNotFound, CorpusIndex, IndexMismatch
 from tests.conftest import EIM, SLICE_SECTIONS
 
@@ -104,3 +106,35 @@ def test_missing_collection_and_wrong_embedder_are_clear_errors(tmp_path: Path, 
     other.models.mistral_api_key = "key"
     with pytest.raises(IndexMismatch, match="re-ingest"):
         CorpusIndex(other, EIM, CorpusIndex.open(slice_settings).path).embed_query("x")
+
+
+def test_chunks_and_graph_are_read_when_first_needed(slice_settings: Settings) -> None:
+    """A manual consulted only to route a question reads a few of its chunks and never its
+    graph: each chunk is parsed at its first read, the graph at its first use, and what they
+    give is what reading the whole generation gives."""
+    path = serving_path(slice_settings, EIM)
+    index = CorpusIndex(slice_settings, EIM, path)  # a fresh one, not the cached
+    whole = load_generation(path).chunks
+    assert "graph" not in vars(index)
+    assert list(index.chunks) == list(whole) and len(index.chunks) == len(whole)
+    first = next(iter(whole))
+    assert index.chunks[first] == whole[first] and index.chunks[first] is index.chunks[first]  # parsed once
+    assert "EIM99999#c0" not in index.chunks and index.chunks.get("EIM99999#c0") is None
+    with pytest.raises(KeyError):
+        index.chunks["EIM99999#c0"]
+    assert dict(index.chunks.items()) == whole
+    assert "graph" not in vars(index)
+    chunks = index.page_chunks("EIM31240")
+    assert index.siblings(chunks[0].id) == [c.id for c in chunks[1:]]
+    assert set(index.graph.edges) == set(load_graph(path).edges)
+
+
+def test_a_chunk_line_written_otherwise_is_still_found(tmp_path: Path, index: CorpusIndex) -> None:
+    """Lines are indexed by the id the ingest writes first; a line whose id is not first (an
+    older or hand-made file) is parsed whole instead."""
+    chunk = index.page_chunks("EIM31240")[0]
+    reordered = json.dumps({k: v for k, v in reversed(chunk.model_dump(mode="json").items())})
+    (tmp_path / CHUNKS).write_text(reordered + "\n\n" + index.page_chunks("EIM31240")[1].model_dump_json() + "\n", encoding="utf-8")
+    found = ChunkFile(tmp_path)
+    assert list(found) == [chunk.id, index.page_chunks("EIM31240")[1].id]
+    assert found[chunk.id] == chunk

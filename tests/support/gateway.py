@@ -13,7 +13,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 from starlette.types import ASGIApp
 
-from gateway.cli import build_server
+from gateway.server import build_server
 from shared.config import GatewaySettings
 
 
