@@ -134,7 +134,8 @@ def test_a_redis_filled_under_load_leaves_no_worker_stuck(cluster, redis_server)
         assert all(set(f.result()) <= {202, 503} for f in loads), [f.result() for f in loads]
         time.sleep(3)  # tasks fail to write their events and end; their acks meet the full Redis
         status, body, seconds = ask(client, QUESTIONS[3])
-        assert status == 503 and body["error"]["type"] == "unavailable" and seconds < 2, body
+        # a typed 503 at once: Redis refusing writes, or the admission limit the stalled questions filled first
+        assert status == 503 and body["error"]["type"] in {"unavailable", "overloaded"} and seconds < 2, body
     finally:
         redis_server.free()
     eventually(lambda: client.get("/readyz").status_code == 200)

@@ -128,7 +128,9 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     bundles = {sid: PageBundle(section_id=sid, score=1.0, chunks=index.page_chunks(sid)) for sid in [*mileage, "EIM22790", "EIM01500"]}
     # The mileage pages lead; the van page is just below the recall-greedy margin, the long
     # service page well below it (relevances as selection would have scored them).
-    relevance = dict.fromkeys(mileage, 1.0) | {"EIM22790": 0.4, "EIM01500": 0.2}
+    # (scaled to the ranker's answering threshold, under which only the pages near the best are kept)
+    t = selection.page_ranker(slice_settings).answering_threshold
+    relevance = dict.fromkeys(mileage, t) | {"EIM22790": 0.4 * t, "EIM01500": 0.1 * t}
     monkeypatch.setattr(
         selection, "score_pages", lambda query, rollup, settings, carried_vector, asked="", carried=frozenset(): [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
     )

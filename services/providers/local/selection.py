@@ -122,8 +122,10 @@ def select(
     elif settings.selection.strategy == "strict":
         kept = [s for s in by_rel if s.relevance >= tuning.strict_ratio * best][:tuning.strict_pages]
     else:
-        # (links and figures for a rate question are the ranker's features: no floors of their own)
-        kept = [s for s in by_rel if s.relevance >= tuning.keep_ratio * best][: tuning.max_pages]
+        # every page likely to answer (at the ranker's answering threshold), and those near the
+        # best; links and figures for a rate question are the ranker's features, no floors of their own
+        floor = min(tuning.keep_ratio * best, page_ranker(settings).answering_threshold)
+        kept = [s for s in by_rel if s.relevance >= floor][: tuning.max_pages]
         for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings):
             if top not in kept:
                 kept = [*kept[: tuning.max_pages - 1], top] if len(kept) >= tuning.max_pages else [*kept, top]
