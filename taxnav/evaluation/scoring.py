@@ -183,9 +183,10 @@ class QuestionOutcome(BaseModel):
 
 
 # A claim a person can read alone starts as a sentence does (a capital, a pound sign, a quote
-# mark; a figure only as a rendered table row's label, "6.4.2010: ...") and does not stop on a
-# word that needs more ("... given and", "... in Section", "... as follows,").
-_SENTENCE_START = re.compile(r"^(?:[\"'\u2018\u201c(]?[A-Z\u00a3]|[\d.\-/ ]{1,12}:\s)")
+# mark or bracket) or as a rendered table row does, its label and a colon ("6.4.2010: ...",
+# "rotary engine: 2009/10 235"), and does not stop on a word that needs more ("... given and",
+# "... in Section", "... as follows,").
+_SENTENCE_START = re.compile(r"^(?:[\"'\u2018\u201c(\[]?[A-Z\u00a3]|[^:;]{1,30}:\s)")
 _NEEDS_MORE = re.compile(
     r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|than|that|which|where|if|is|are|Section|Schedule|paragraph|regulation)|[,(\u2013-])$",
 )

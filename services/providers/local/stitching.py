@@ -123,14 +123,15 @@ def rate_table_rows(units: list[Unit], weights: dict[str, float], context: set[s
     ]
 
 
-def list_intro(units: list[Unit], i: int, list_limit: int) -> int | None:
+def list_intro(units: list[Unit], i: int) -> int | None:
     """The sentence that introduces the list a list item belongs to ("The key features of the
-    exemption are:"), when the item is one of the list's first ``list_limit`` items."""
+    exemption are:"), whichever item of the list it is: an item is never read without it
+    (``list_items``' limit bounds what is quoted after a lead-in, not which items have one)."""
     for j in range(i - 1, -1, -1):
         if units[j].page_rank != units[i].page_rank or units[j].row is not None:
             return None
         if introduces_list(units[j]):
-            return j if i in list_items(units, j, list_limit) else None
+            return j if i in list_items(units, j, len(units)) else None
         if not (units[j].paragraph.kind == "li" or units[j].text[:1].islower() or units[j].paragraph.id == units[j + 1].paragraph.id):
             return None
     return None
@@ -174,7 +175,7 @@ def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
         return not computation_line(unit)
     if DEPENDENT.search(unit.text):
         return False
-    return not goes_on_unfinished(units, i) or list_intro(units, i, list_limit) is not None
+    return not goes_on_unfinished(units, i) or list_intro(units, i) is not None
 
 
 def ended_notice(units: list[Unit], i: int) -> int | None:
@@ -199,7 +200,7 @@ def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSe
             out += [j for j in later if units[j].page_rank == unit.page_rank and NOTE.match(units[j].text)][:1]
         return out
     out += list_items(units, i, tuning.list_items)
-    intro = list_intro(units, i, tuning.list_items) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
+    intro = list_intro(units, i) if unit.paragraph.kind == "li" or unit.text[:1].islower() else None
     if intro is not None:
         out.append(intro)
     elif finishes_line(units, i):
@@ -302,7 +303,7 @@ def _minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> l
             taken.append(j)
         return [i, *taken] if taken else None
     need = [i]
-    intro = list_intro(units, i, list_limit) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
+    intro = list_intro(units, i) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
     if intro is not None:
         need.append(intro)
     if unit.row is None and ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
@@ -560,7 +561,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     # what the lead is read after: its list's intro, the sentence it leans on, the sentences
     # before it in its paragraph (a paragraph is quoted from where it starts to say it), and its
     # page's notice that the rule has ended (read before the rule as it stood)
-    intro, leans = list_intro(units, lead_index, tuning.list_items), bool(DEPENDENT.search(units[lead_index].text))
+    intro, leans = list_intro(units, lead_index), bool(DEPENDENT.search(units[lead_index].text))
     notice = ended_notice(units, lead_index) if units[lead_index].row is None else None
     start = min(
         j for j in lead

@@ -98,10 +98,10 @@ def test_a_list_item_is_quoted_with_the_sentence_that_introduces_its_list() -> N
         *[Paragraph(id=f"EIM1#c0.p{n}", kind="li", text=f"feature number {n}") for n in range(1, TUNING.list_items + 3)],
         Paragraph(id="EIM1#c0.p9", text="A new rule. It stands alone."),
     )
-    assert list_intro(units, 2, TUNING.list_items) == 0 and 0 in context_of(units, 2, floor=1.0, tuning=TUNING)
-    assert list_intro(units, TUNING.list_items + 1, TUNING.list_items) is None  # past the items the intro quotes
-    assert list_intro(units, len(units) - 1, TUNING.list_items) is None  # not a list item
-    assert list_intro(units, 0, TUNING.list_items) is None
+    assert list_intro(units, 2) == 0 and 0 in context_of(units, 2, floor=1.0, tuning=TUNING)
+    assert list_intro(units, TUNING.list_items + 1) == 0  # past the items the intro quotes: still read after it
+    assert list_intro(units, len(units) - 1) is None  # not a list item
+    assert list_intro(units, 0) is None
 
 
 def test_context_brings_the_verdict_sentence_and_strong_neighbours_but_not_weak_ones() -> None:

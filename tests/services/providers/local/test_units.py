@@ -177,10 +177,10 @@ def test_a_lead_in_whose_colon_the_scrape_lost_introduces_its_list_on_the_real_p
     outside = next(i for i, u in enumerate(units) if u.text.startswith("\u00a310 per night"))
     assert introduces_list(units[intro]) and units[intro].text.endswith("in the UK")  # joined with its first item
     assert list_items(units, intro, TUNING.list_items) == [outside]
-    assert list_intro(units, outside, TUNING.list_items) == intro  # the item is read after its lead-in
+    assert list_intro(units, outside) == intro  # the item is read after its lead-in
     # a sentence that ends its statement before a list item does not introduce it
     after = next(i for i, u in enumerate(units) if u.text.startswith("If a payment"))
-    assert not introduces_list(units[after]) and list_intro(units, after, TUNING.list_items) is None
+    assert not introduces_list(units[after]) and list_intro(units, after) is None
 
 
 def test_a_finished_sentence_before_an_item_is_no_lead_in() -> None:
