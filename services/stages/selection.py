@@ -36,8 +36,9 @@ def _select(state: PipelineState, settings: Settings, provider: Provider) -> Pip
     index = CorpusIndex.open(settings, query.manual)
     vector = state.retrieval.query_vector if state.retrieval is not None else []
     asked = state.context.asked if state.context is not None else ""
-    carried = state.context.carried_sections if state.context is not None else []
-    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, carried=carried))
+    context = state.context
+    subject = {"carried": context.carried_sections, "linked": context.linked_sections} if context is not None else {}
+    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, **subject))
     state.selection = selection
     if not selection.pages:
         state.refusal = refusals.low_coverage(

@@ -81,7 +81,7 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
 
     from services.conversation_store import FileStore, new_turn_state  # noqa: PLC0415
     from services.pipeline import STAGES, run_stages  # noqa: PLC0415
-    from services.providers.local.page_features import page_signals  # noqa: PLC0415
+    from services.providers.local.page_features import ConversationSubject, page_signals  # noqa: PLC0415
     from services.results import MemoryStore  # noqa: PLC0415
     from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
 
@@ -99,7 +99,8 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
                     state = run_stages(up_to_rollup, new_turn_state(request, conversations.get(cid).turns, settings), settings, lambda _: None)
                     if state.refusal is None and state.rollup and state.rollup.pages and state.context is not None:
                         vector = state.retrieval.query_vector if state.retrieval else []
-                        signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, frozenset(state.context.carried_sections))
+                        subject = ConversationSubject(frozenset(state.context.carried_sections), frozenset(state.context.linked_sections))
+                        signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, subject)
                         ids = [s.bundle.section_id for s in signals]
                         labels = np.array([2 if sid in turn.gold_sections else 1 if sid in turn.also_ok else 0 for sid in ids])
                         out.append(Candidates(turn.id, source, frozenset(turn.gold_sections), ids, np.stack([s.features for s in signals]), labels))

@@ -132,7 +132,7 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     t = selection.page_ranker(slice_settings).answering_threshold
     relevance = dict.fromkeys(mileage, t) | {"EIM22790": 0.4 * t, "EIM01500": 0.1 * t}
     monkeypatch.setattr(
-        selection, "score_pages", lambda query, rollup, settings, carried_vector, asked="", carried=frozenset(): [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
+        selection, "score_pages", lambda query, rollup, settings, carried_vector, asked="", subject=None: [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
     )
     query = Query(id="q", question=question, manual=slice_settings.manual)
     rollup_result = RollupResult(pages=list(bundles.values()))

@@ -9,6 +9,7 @@ from shared.contracts.api import Sentence
 from shared.contracts.pipeline import Draft, SelectionResult
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.providers.local import selection, stitching
+from services.providers.local.page_features import ConversationSubject
 
 
 class LocalProvider:
@@ -16,7 +17,8 @@ class LocalProvider:
         self.settings = settings
 
     def select(self, request: SelectRequest) -> SelectionResult:
-        return selection.select(request.query, request.rollup, self.settings, request.query_vector, request.asked, frozenset(request.carried))
+        subject = ConversationSubject(frozenset(request.carried), frozenset(request.linked))
+        return selection.select(request.query, request.rollup, self.settings, request.query_vector, request.asked, subject)
 
     def stitch(self, request: StitchRequest) -> Draft:
         return stitching.stitch(request.query, request.selection, self.settings, request.query_vector)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,10 +54,22 @@ PAGE_FEATURES: tuple[str, ...] = (
     "limit_near_asker_amount",  # the page sets a limit of the order of an amount the asker gives
     "title_covers_asker",  # the title names the period or band the asker's figures fall in
     "conversation_page",  # a follow-up: an earlier turn of the conversation answered from it
+    "conversation_link",  # a follow-up: one link from the pages its conversation answered from
 )
 
 _FIGURE_TEXT = re.compile(r"\u00a3\s?\d|\d\s?%|\b\d+p\b|\bper cent\b", re.I)
 TOP_RETRIEVED = 5  # pages whose links count as the retrieval's own pointers
+
+
+class ConversationSubject(NamedTuple):
+    """A follow-up's subject: the pages its conversation's earlier turns answered from, and
+    the pages one link from those."""
+
+    carried: frozenset[str] = frozenset()
+    linked: frozenset[str] = frozenset()
+
+
+NO_SUBJECT = ConversationSubject()
 
 
 @dataclass
@@ -122,11 +135,11 @@ def _contents_page(index: CorpusIndex, bundle: PageBundle) -> float:
 
 
 def page_signals(
-    query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", carried: frozenset[str] = frozenset()
+    query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
 ) -> list[PageSignals]:
     """Each candidate page's features; ``asked``: the person's own words this turn, when the
-    query reads more (a follow-up read with its subject); ``carried``: the pages the
-    conversation's earlier turns answered from (its subject, ranked by the same model)."""
+    query reads more (a follow-up read with its subject); ``subject``: a follow-up's
+    conversation (its pages are ranked by the same model, as features)."""
     if not pages:
         return []
     index = CorpusIndex.open(settings, query.manual)
@@ -184,7 +197,8 @@ def page_signals(
             # (only a chunk stating an amount is split into sentences: most state none)
             "limit_near_asker_amount": float(bool(q_amounts) and any(states_limit_near(q_amounts, s) for c in bundle.chunks if amounts(c.text) for s in split_sentences(c.text))),
             "title_covers_asker": float(title_covers(title, q_numbers, q_when)),
-            "conversation_page": float(bundle.section_id in carried),
+            "conversation_page": float(bundle.section_id in subject.carried),
+            "conversation_link": float(bundle.section_id in subject.linked and bundle.section_id not in subject.carried),
         }
         out.append(
             PageSignals(

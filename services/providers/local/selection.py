@@ -15,7 +15,7 @@ import numpy as np
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
-from services.providers.local.page_features import PAGE_FEATURES, PageSignals, page_signals, page_terms, page_title
+from services.providers.local.page_features import NO_SUBJECT, PAGE_FEATURES, ConversationSubject, PageSignals, page_signals, page_terms, page_title
 from services.providers.local.question import coverage, question_weights, sub_questions
 from services.ranking.model import RankerModel, default_path, load_ranker
 from services.scope import employment_tie
@@ -54,12 +54,12 @@ def rank_pages(signals: list[PageSignals], model: RankerModel) -> list[PageScore
 
 
 def score_pages(
-    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", carried: frozenset[str] = frozenset()
+    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
 ) -> list[PageScore]:
     """Each candidate page scored by the page ranker; ``asked``: the person's own words this
-    turn, when the query reads more (a follow-up read with its subject); ``carried``: the
-    pages a conversation's earlier turns answered from."""
-    return rank_pages(page_signals(query, rollup.pages, settings, carried_vector, asked, carried), page_ranker(settings))
+    turn, when the query reads more (a follow-up read with its subject); ``subject``: a
+    follow-up's conversation."""
+    return rank_pages(page_signals(query, rollup.pages, settings, carried_vector, asked, subject), page_ranker(settings))
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
@@ -102,10 +102,10 @@ def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool
 
 
 def select(
-    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", carried: frozenset[str] = frozenset()
+    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
 ) -> SelectionResult:
     tuning = settings.selection.local
-    scored = score_pages(query, rollup, settings, carried_vector, asked, carried)
+    scored = score_pages(query, rollup, settings, carried_vector, asked, subject)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)

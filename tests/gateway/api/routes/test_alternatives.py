@@ -7,20 +7,12 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from gateway.app import create_app
 from services.providers.local.selection import page_ranker
 from shared.config import Settings
 from shared.contracts.corpus import section_of
-from tests.support.gateway import wait_ready
+from tests.gateway.api.routes.test_questions import client  # noqa: F401  (the gateway on the slice, warmed once)
 
 PARTY = "Is our work Christmas party taxable?"
-
-
-@pytest.fixture(scope="module")
-def client(slice_settings: Settings) -> TestClient:
-    with TestClient(create_app(slice_settings)) as test_client:
-        wait_ready(test_client)
-        yield test_client
 
 
 def _answer(client: TestClient, body: dict) -> dict:
