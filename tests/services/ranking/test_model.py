@@ -54,3 +54,14 @@ def test_an_unreadable_or_inconsistent_model_file_is_a_typed_error(tmp_path: Pat
         load_ranker(broken, "pages", ("a",))
     with pytest.raises(RankerModelError, match="cannot read"):
         load_ranker(tmp_path / "missing.json", "pages", ("a",))
+
+
+def test_the_model_files_ship_with_the_package() -> None:
+    """A non-editable install (the image's `pip install .`) must carry the trained model."""
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[3]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["services"]
+    shipped = str(default_path("pages").relative_to(root / "services"))
+    assert any(fnmatch.fnmatch(shipped, p) for p in patterns), (shipped, patterns)

@@ -1,0 +1,244 @@
+"""The ``mistral`` provider: a Mistral chat model (mistralai SDK) selects pages, drafts the
+cited answer and judges each claim, always in JSON validated by pydantic.
+
+A reply that fails (transport, HTTP error) or does not validate (bad JSON, unknown page or
+paragraph ids, a sentence without a citation, a missing verdict) is retried with the reason
+fed back, up to ``settings.models.max_retries`` times; then a ``ProviderError`` ends the
+question with a typed error. Nothing the model says reaches the user uncited or unverified:
+its verdicts are held to the same deterministic check the local verifier applies (every
+figure and every key term of a paraphrase must be in the cited text, see
+services/stages/verification.py), and its answer is clamped to the answer shape (at most
+``ANSWER_SENTENCES`` sentences, ``ANSWER_WORDS_CAP`` words).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TypeVar
+
+import httpx2  # the transport the mistralai SDK uses (its errors are not httpx's)
+from pydantic import BaseModel, Field, ValidationError
+
+from services import deadline as question_deadline
+from services.errors import ProviderError
+from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
+from services.stages.verification import enforce, paragraphs_of
+from shared.config import Settings
+from shared.contracts.api import Sentence, Verdict
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
+
+PAGE_CHARS = 2400  # of each candidate page shown for selection
+PARAGRAPH_CHARS = 900  # of each paragraph shown for stitching and verification
+MAX_SENTENCES = 12  # a longer reply is malformed (retried); within it the clamp below applies
+ANSWER_SENTENCES = 6  # the answer shape: at most six sentences ...
+ANSWER_WORDS_CAP = 180  # ... of about 120 words; past this cap no further sentence is kept
+RETRY_BACKOFF_S = 0.25
+
+SELECT_SYSTEM = """You select pages of HMRC's Employment Income Manual (EIM) that can answer a UK employment-tax question.
+Be recall-greedy: keep every page that could contribute to the answer. A page with a rate table answers a rate
+question even if it does not repeat the question's words; when two pages state the same rule, keep both.
+Drop only pages that are plainly about something else.
+Reply with JSON only: {"keep": ["<section id>", ...]} using the section ids given. Keep none if no page helps."""
+
+SELECT_STRICT = """Keep only the pages that directly answer the question."""
+
+STITCH_SYSTEM = """You answer a UK employment-tax question using ONLY the numbered paragraphs given from HMRC's
+Employment Income Manual. Answer first: the first sentence answers the question asked (a figure for "how much",
+"what rate" or "what limit"; yes or no with the rule for "is it taxable" or "can I"; the date or period for
+"when", "by when" or "how long"; the definition for "what counts as"). Then conditions, then exceptions. At most
+six short plain sentences, about 120 words in all; no sentence repeats another; a worked example only when the
+question asks for one. Every sentence must cite the id(s) of the paragraph(s) that state it, and may say only
+what those paragraphs say: copy figures, amounts, percentages, dates and section references exactly, and keep
+the paragraph's own words for its terms. Do not add advice, hedging or anything the paragraphs do not state.
+Reply with JSON only: {"sentences": [{"text": "...", "citations": ["<paragraph id>", ...]}, ...]}
+If the paragraphs do not answer the question, reply {"sentences": []}."""
+
+VERIFY_SYSTEM = """You check claims against the text they cite. For each claim give one verdict:
+"supported" (the cited text states it, figures included), "partially_supported" (part of it is stated),
+"unsupported" (the cited text does not state it) or "contradicted" (the cited text states otherwise),
+with a one-line reason. Reply with JSON only:
+{"verdicts": [{"index": <claim number>, "verdict": "...", "reason": "..."}, ...]} with one entry per claim."""
+
+
+class SelectionReply(BaseModel):
+    keep: list[str]
+
+
+class StitchReply(BaseModel):
+    sentences: list[DraftSentence] = Field(max_length=MAX_SENTENCES)
+
+
+class ClaimVerdict(BaseModel):
+    index: int
+    verdict: Verdict
+    reason: str = Field(min_length=1)
+
+
+class VerifyReply(BaseModel):
+    verdicts: list[ClaimVerdict]
+
+
+Reply = TypeVar("Reply", bound=BaseModel)
+
+
+@lru_cache(maxsize=4)
+def _client(api_key: str, server_url: str, timeout_ms: int):  # noqa: ANN202  (SDK type, imported lazily)
+    from mistralai.client import Mistral  # noqa: PLC0415  (the SDK is large; only this provider needs it)
+
+    return Mistral(api_key=api_key, server_url=server_url, timeout_ms=timeout_ms)
+
+
+def _content(response: object) -> str:
+    """The reply's text (the SDK gives a string, or a list of typed chunks)."""
+    choices = getattr(response, "choices", None) or []
+    content = choices[0].message.content if choices and choices[0].message is not None else None
+    if isinstance(content, list):
+        content = "".join(getattr(chunk, "text", "") or "" for chunk in content)
+    if not content:
+        raise ValueError("the reply has no content")
+    return content
+
+
+def chat_json(settings: Settings, purpose: str, system: str, user: str, reply: type[Reply], check: Callable[[Reply], None]) -> Reply:
+    """One JSON exchange with the chat model, retried on failure or invalid output."""
+    from mistralai.client import errors  # noqa: PLC0415
+
+    models = settings.models
+    if not models.mistral_api_key:
+        raise ProviderError("TAXNAV_MODELS__MISTRAL_API_KEY is not set (needed for models.provider=mistral)")
+    client = _client(models.mistral_api_key, models.mistral_server_url, int(models.timeout_s * 1000))
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    problem = ""
+    for attempt in range(models.max_retries + 1):
+        if attempt:
+            time.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
+        question_deadline.check(f"Mistral {purpose} call not made")
+        # Never wait on the model past the question's deadline: its client has stopped waiting.
+        left = question_deadline.remaining_s()
+        timeout_ms = int(models.timeout_s * 1000) if left is None else max(1, int(min(models.timeout_s, left) * 1000))
+        try:
+            response = client.chat.complete(
+                model=models.mistral_chat_model, messages=messages, temperature=0, response_format={"type": "json_object"},
+                timeout_ms=timeout_ms,
+            )  # fmt: skip
+        except (errors.MistralError, httpx2.HTTPError) as exc:
+            problem = f"request failed: {exc}"
+            continue
+        text = ""
+        try:
+            text = _content(response)
+            parsed = reply.model_validate_json(text)
+            check(parsed)
+            return parsed
+        except (ValidationError, ValueError) as exc:
+            problem = f"malformed reply: {exc}"
+            # Say what was wrong, so the retry can fix it rather than repeat it.
+            messages = messages[:2] + [
+                {"role": "assistant", "content": text or "(no content)"},
+                {"role": "user", "content": f"That reply was rejected ({exc}). Reply again with JSON only, exactly as specified."},
+            ]
+    question_deadline.check(f"Mistral {purpose} cut short")  # a call cut at the deadline is a timeout
+    raise ProviderError(f"Mistral {purpose} failed after {models.max_retries + 1} attempts; last: {problem}")
+
+
+def _page_text(page: PageBundle) -> str:
+    parts = [" > ".join(page.chunks[0].heading_path[-3:])] if page.chunks else []
+    parts += [chunk.text for chunk in page.chunks]
+    return "\n".join(parts)[:PAGE_CHARS]
+
+
+def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionResult:
+    candidates = {page.section_id for page in rollup.pages}
+    if not candidates:
+        return SelectionResult(pages=[], dropped=[])
+
+    def check(parsed: SelectionReply) -> None:
+        unknown = set(parsed.keep) - candidates
+        if unknown:
+            raise ValueError(f"unknown section ids {sorted(unknown)}; choose from {sorted(candidates)}")
+
+    system = SELECT_SYSTEM if settings.selection.strategy == "recall_greedy" else f"{SELECT_SYSTEM}\n{SELECT_STRICT}"
+    pages = "\n\n".join(f"## {page.section_id}\n{_page_text(page)}" for page in rollup.pages)
+    parsed = chat_json(settings, "selection", system, f"Question: {query.question}\n\nPages:\n{pages}", SelectionReply, check)
+    keep = set(parsed.keep)
+    return SelectionResult(
+        pages=[page for page in rollup.pages if page.section_id in keep],
+        dropped=[page.section_id for page in rollup.pages if page.section_id not in keep],
+    )
+
+
+def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draft:
+    allowed = paragraphs_of(selection)
+    if not allowed:
+        return Draft(sentences=[])
+
+    def check(parsed: StitchReply) -> None:
+        for n, sentence in enumerate(parsed.sentences, 1):
+            if not sentence.text.strip():
+                raise ValueError(f"sentence {n} is empty")
+            if not sentence.citations:
+                raise ValueError(f"sentence {n} cites no paragraph")
+            unknown = [c for c in sentence.citations if c not in allowed]
+            if unknown:
+                raise ValueError(f"sentence {n} cites {unknown}, which are not among the given paragraph ids")
+
+    listing = "\n".join(f"[{pid}] {paragraph.text[:PARAGRAPH_CHARS]}" for pid, paragraph in allowed.items())
+    parsed = chat_json(settings, "stitching", STITCH_SYSTEM, f"Question: {query.question}\n\nParagraphs:\n{listing}", StitchReply, check)
+    return Draft(sentences=answer_shape(parsed.sentences))
+
+
+def answer_shape(sentences: list[DraftSentence]) -> list[DraftSentence]:
+    """The model's sentences clamped to the answer shape: the first ``ANSWER_SENTENCES``, and
+    none that would take the answer past ``ANSWER_WORDS_CAP`` words (the first always stays)."""
+    kept: list[DraftSentence] = []
+    words = 0
+    for sentence in sentences[:ANSWER_SENTENCES]:
+        words += len(sentence.text.split())
+        if kept and words > ANSWER_WORDS_CAP:
+            break
+        kept.append(sentence.model_copy(update={"role": "answer"}))
+    return kept
+
+
+def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Settings, checked: list[Sentence]) -> list[Sentence]:
+    if not draft.sentences:
+        return checked
+    allowed = paragraphs_of(selection)
+    claims = []
+    for n, sentence in enumerate(draft.sentences):
+        cited = "\n".join(f"[{c}] {allowed[c].text[:PARAGRAPH_CHARS]}" for c in sentence.citations if c in allowed)
+        claims.append(f"Claim {n}: {sentence.text}\nCited text:\n{cited or '(none)'}")
+
+    def check(parsed: VerifyReply) -> None:
+        got = sorted(v.index for v in parsed.verdicts)
+        if got != list(range(len(draft.sentences))):
+            raise ValueError(f"expected exactly one verdict for each claim 0..{len(draft.sentences) - 1}, got indexes {got}")
+
+    user = f"Question: {query.question}\n\n" + "\n\n".join(claims)
+    parsed = chat_json(settings, "verification", VERIFY_SYSTEM, user, VerifyReply, check)
+    verdicts = {v.index: v for v in parsed.verdicts}
+    judged = [
+        Sentence(**s.model_dump(), verdict=verdicts[n].verdict, reason=verdicts[n].reason)
+        for n, s in enumerate(draft.sentences)
+    ]
+    # Numbers, amounts, dates and references must be in the cited text whatever the model says.
+    return enforce(judged, checked)
+
+
+class MistralProvider:
+    """The protocol of services/providers/base.py over the functions above (the question's
+    embedding is not needed: the model reads the pages' text)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def select(self, request: SelectRequest) -> SelectionResult:
+        return select(request.query, request.rollup, self.settings)
+
+    def stitch(self, request: StitchRequest) -> Draft:
+        return stitch(request.query, request.selection, self.settings)
+
+    def verify(self, request: VerifyRequest) -> list[Sentence]:
+        return verify(request.query, request.draft, request.selection, self.settings, request.checked)

@@ -1,0 +1,385 @@
+"""`taxnav ranker`: train the page ranker from labelled question files (`train`), and score it
+by cross-validation grouped by gold page (`cv`): every figure comes from questions whose gold
+pages no fold's model saw in training, end to end through the API's embedded code path.
+
+Labels: a question's gold pages rank above its also_ok pages, which rank above every other
+candidate that retrieval, expansion and rollup brought (the candidates the ranker orders in
+service). Model: pairwise logistic regression on standardised feature differences, each
+question weighing the same, then a Platt calibration of the score into the probability that
+a page answers (selection keeps the pages near the best one's probability)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from shared.cli_common import Exit
+from shared.config import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TEAM_EVAL = REPO_ROOT.parent / "shared" / "eval"  # ../shared/eval
+OWN_EVAL = REPO_ROOT / "tests" / "evaluation"
+TRAINING_FILES = (
+    TEAM_EVAL / "questions.jsonl",
+    TEAM_EVAL / "train_questions.jsonl",
+    OWN_EVAL / "heldout_questions.jsonl",
+    OWN_EVAL / "train_questions_own.jsonl",
+)
+# Conversations: each follow-up is ranked with the pages its earlier turns answered from as a feature.
+DIALOG_FILES = (TEAM_EVAL / "dialogs.jsonl", OWN_EVAL / "heldout_dialogs.jsonl")
+REGULARISATION = 1.0  # sklearn's C; the CV figures barely move between 0.1 and 10
+
+
+@dataclass
+class Candidates:
+    """One question's candidate pages as the ranker sees them in service."""
+
+    question_id: str
+    source: str  # the question file's stem
+    gold: frozenset[str]
+    section_ids: list[str]
+    features: np.ndarray  # (pages, PAGE_FEATURES)
+    labels: np.ndarray  # 2 gold, 1 also_ok, 0 other
+
+
+def collect(questions: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (EvalQuestion)
+    """Each answerable question's candidates after rollup, with their features and labels (the
+    scope guard and routing run first: a question they refuse has no candidates to rank)."""
+    from services.pipeline import STAGES, new_state, run_stages  # noqa: PLC0415  (heavy: the index and the model)
+    from services.providers.local.page_features import page_signals  # noqa: PLC0415
+    from shared.contracts.api import QuestionRequest  # noqa: PLC0415
+
+    up_to_rollup = [s for s in STAGES if s.name in ("retrieval", "expansion", "rollup")]
+    out = []
+    for q in questions:
+        if q.expect != "answer":
+            continue
+        state = run_stages(up_to_rollup, new_state(QuestionRequest(question=q.question), settings), settings, lambda _: None)
+        if state.rollup is None or not state.rollup.pages:
+            continue
+        signals = page_signals(state.query, state.rollup.pages, settings, state.retrieval.query_vector if state.retrieval else [])
+        ids = [s.bundle.section_id for s in signals]
+        labels = np.array([2 if sid in q.gold_sections else 1 if sid in q.also_ok else 0 for sid in ids])
+        out.append(Candidates(q.id, source, frozenset(q.gold_sections), ids, np.stack([s.features for s in signals]), labels))
+    return out
+
+
+def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (Dialog)
+    """Each answerable follow-up's candidates as its conversation reads it: the dialog's
+    earlier turns asked first in a conversation of their own (in a temporary directory), then
+    the follow-up read with them (its searched question, its subject's pages)."""
+    import tempfile  # noqa: PLC0415
+
+    from services.conversation_store import FileStore, new_turn_state  # noqa: PLC0415
+    from services.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from services.providers.local.page_features import ConversationSubject, page_signals  # noqa: PLC0415
+    from services.results import MemoryStore  # noqa: PLC0415
+    from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
+
+    up_to_rollup = [s for s in STAGES if s.name in ("retrieval", "expansion", "rollup")]
+    out = []
+    with tempfile.TemporaryDirectory(prefix="taxnav-ranker-conversations-") as folder:
+        settings = settings.model_copy(deep=True, update={"mode": "embedded"})
+        settings.conversations.dir = Path(folder)
+        conversations, store = FileStore(settings), MemoryStore()
+        for dialog in dialogs:
+            cid = conversations.create().id
+            for number, turn in enumerate(dialog.turns, start=1):
+                request = ConversationQuestion(question=turn.question, manual=settings.manual)
+                if number > 1 and turn.expect == "answer":
+                    state = run_stages(up_to_rollup, new_turn_state(request, conversations.get(cid).turns, settings), settings, lambda _: None)
+                    if state.refusal is None and state.rollup and state.rollup.pages and state.context is not None:
+                        vector = state.retrieval.query_vector if state.retrieval else []
+                        subject = ConversationSubject(frozenset(state.context.carried_sections), frozenset(state.context.linked_sections))
+                        signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, subject)
+                        ids = [s.bundle.section_id for s in signals]
+                        labels = np.array([2 if sid in turn.gold_sections else 1 if sid in turn.also_ok else 0 for sid in ids])
+                        out.append(Candidates(turn.id, source, frozenset(turn.gold_sections), ids, np.stack([s.features for s in signals]), labels))
+                conversations.finish(cid, conversations.start(cid, request, settings, store), store)
+    return out
+
+
+def follow_ups(dialog_sets: Sequence[tuple[str, list]], settings: Settings, first_turns: RankerModel, path: Path) -> list[Candidates]:  # noqa: F821
+    """The dialogs' follow-ups as training candidates, their earlier turns answered with
+    ``first_turns`` (a model trained on the questions alone, written to ``path`` while in use)."""
+    path.write_text(first_turns.model_dump_json())
+    try:
+        with_model = settings.model_copy(deep=True)
+        with_model.selection.local.page_model = path
+        return [c for source, dialogs in dialog_sets for c in collect_follow_ups(dialogs, source, with_model)]
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .id and .gold_sections)
+    """A group per set of questions that share a gold page (directly or through another
+    question), so that no fold trains on a page it is scored on; a question with no gold
+    page is a group of its own."""
+    parent = list(range(len(items)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[str, int] = {}
+    for i, item in enumerate(items):
+        for page in item.gold_sections:
+            if page in first_with:
+                parent[root(i)] = root(first_with[page])
+            else:
+                first_with[page] = i
+    return [root(i) for i in range(len(items))]
+
+
+def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
+    """The pairwise model and its calibration, from every question with a positive candidate."""
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415  (training only: the service needs numpy alone)
+
+    from services.providers.local.page_features import PAGE_FEATURES  # noqa: PLC0415
+    from services.ranking.model import RankerModel  # noqa: PLC0415
+
+    rows = np.vstack([c.features for c in candidates])
+    mean, scale = rows.mean(axis=0), rows.std(axis=0)
+    scale[scale == 0] = 1.0
+    diffs, weights = [], []
+    for c in candidates:
+        x = (c.features - mean) / scale
+        pairs = [x[i] - x[j] for i in range(len(x)) for j in range(len(x)) if c.labels[i] > c.labels[j]]
+        if pairs:
+            diffs += pairs
+            weights += [1.0 / len(pairs)] * len(pairs)  # each question weighs the same, whatever its candidates
+    if not diffs:
+        raise ValueError("no question has an answering page among its candidates: nothing to learn from")
+    d = np.array(diffs)
+    pairwise = LogisticRegression(C=REGULARISATION, fit_intercept=False, max_iter=2000)
+    pairwise.fit(np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[weights, weights])
+    w = pairwise.coef_[0]
+    scores = ((rows - mean) / scale) @ w
+    positive = np.concatenate([c.labels > 0 for c in candidates])
+    platt = LogisticRegression(C=100.0).fit(scores.reshape(-1, 1), positive)
+    probability = 1.0 / (1.0 + np.exp(-(platt.coef_[0][0] * scores + platt.intercept_[0])))
+    return RankerModel(
+        kind="pages",
+        features=list(PAGE_FEATURES),
+        mean=mean.tolist(),
+        scale=scale.tolist(),
+        weights=w.tolist(),
+        calibration_a=float(platt.coef_[0][0]),
+        calibration_b=float(platt.intercept_[0]),
+        answering_threshold=answering_threshold(probability, positive),
+        trained={
+            "files": list(files),
+            "questions": len(candidates),
+            "pairs": len(diffs),
+            "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    )
+
+
+def answering_threshold(probability: np.ndarray, positive: np.ndarray) -> float:
+    """The probability cut that best tells answering candidates from the rest (highest F1)."""
+    best, cut = -1.0, 0.5
+    for t in np.unique(np.round(probability, 2)):
+        predicted = probability >= t
+        hits = float((predicted & positive).sum())
+        f1 = 2 * hits / (predicted.sum() + positive.sum()) if hits else 0.0
+        if f1 > best:
+            best, cut = f1, float(t)
+    return cut
+
+
+def page_metrics(candidates: Sequence[Candidates], model) -> dict[str, float]:  # noqa: ANN001  (RankerModel)
+    """How the model orders each question's candidates: the first page answers (gold or
+    also_ok), a gold page in the first three, reciprocal rank of the first answering page; and
+    the same for retrieval's own order, the ranker's input."""
+    def ranks(order_of: callable) -> tuple[list[float], list[float], list[float]]:  # noqa: ANN001
+        first, top3, rr = [], [], []
+        for c in candidates:
+            order = order_of(c)
+            hits = [k for k, i in enumerate(order) if c.labels[i] > 0]
+            first.append(float(bool(hits) and hits[0] == 0))
+            top3.append(float(any(c.labels[i] == 2 for i in order[:3])))
+            rr.append(1.0 / (1 + hits[0]) if hits else 0.0)
+        return first, top3, rr
+
+    out: dict[str, float] = {"questions": len(candidates)}
+    for name, order_of in (
+        ("ranker", lambda c: list(np.argsort(-model.score(c.features), kind="stable"))),
+        ("retrieval", lambda c: list(range(len(c.section_ids)))),
+    ):
+        first, top3, rr = ranks(order_of)
+        out |= {f"{name}_first_answers": statistics.fmean(first), f"{name}_gold_in_top3": statistics.fmean(top3), f"{name}_mrr": statistics.fmean(rr)}
+    out["candidates_hold_answer"] = statistics.fmean(float((c.labels > 0).any()) for c in candidates)
+    return out
+
+
+def _load(files: Sequence[Path]) -> list[tuple[str, list]]:
+    from taxnav.evaluation.scoring import load_questions  # noqa: PLC0415
+
+    return [(path.stem, load_questions(path)) for path in files if path.exists()]
+
+
+def _load_dialogs(files: Sequence[Path]) -> list[tuple[str, list]]:
+    from taxnav.evaluation.dialogs import load_dialogs  # noqa: PLC0415
+
+    return [(path.stem, load_dialogs(path)) for path in files if path.exists()]
+
+
+def train(args: argparse.Namespace, settings: Settings) -> int:
+    started = time.perf_counter()
+    sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
+    candidates = [c for source, questions in sets for c in collect(questions, source, settings)]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    candidates += follow_ups(dialog_sets, settings, fit(candidates), args.out.with_suffix(".questions-only.json"))
+    model = fit(candidates, [f"{source}.jsonl" for source, _ in [*sets, *dialog_sets]])
+    args.out.write_text(model.model_dump_json(indent=1) + "\n")
+    print(f"trained on {len(candidates)} questions and follow-ups of {', '.join(s for s, _ in [*sets, *dialog_sets])} in {time.perf_counter() - started:.0f} s: {args.out}")
+    for name, weight in sorted(zip(model.features, model.weights, strict=True), key=lambda p: -abs(p[1])):
+        print(f"  {weight:+.3f}  {name}")
+    return Exit.OK
+
+
+@dataclass
+class _Held:
+    """A unit of the folds: a question, or a whole dialog (its turns share a conversation)."""
+
+    source: str
+    item: object  # EvalQuestion or Dialog
+    gold_sections: list[str]
+    ids: list[str]  # the question's id, or the dialog's turns' ids
+
+
+def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
+    """Grouped k-fold over questions and whole dialogs: each fold's model trained on the other
+    folds, page figures on its own, then each of its questions answered through the API and
+    each of its dialogs asked turn by turn in a conversation, scored as `taxnav eval` scores."""
+    import tempfile  # noqa: PLC0415
+
+    from sklearn.model_selection import GroupKFold  # noqa: PLC0415
+
+    from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
+    from services.conversation_store import FileStore  # noqa: PLC0415
+    from services.pipeline import STAGES  # noqa: PLC0415
+    from services.results import MemoryStore  # noqa: PLC0415
+    from services.text.figures import checkable_facts  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+    from taxnav.evaluation.dialogs import ask_dialog, summarise  # noqa: PLC0415
+    from taxnav.evaluation.harness import RECALL_STAGES, ask_all  # noqa: PLC0415
+    from taxnav.evaluation.scoring import aggregate  # noqa: PLC0415
+
+    started = time.perf_counter()
+    sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
+    held = [_Held(source, q, q.gold_sections, [q.id]) for source, qs in sets for q in qs]
+    held += [_Held(source, d, sorted({g for t in d.turns for g in t.gold_sections}), [t.id for t in d.turns]) for source, ds in dialog_sets for d in ds]
+    folds = list(GroupKFold(n_splits=args.folds).split(np.zeros(len(held)), groups=gold_groups(held)))
+    cands = {c.question_id: c for source, qs in sets for c in collect(qs, source, settings)}
+    args.out.mkdir(parents=True, exist_ok=True)
+    index = CorpusIndex.open(settings, settings.manual)
+
+    def page_text(section_id: str) -> str:
+        page = index.pages[section_id]
+        return "\n".join(chunk_embed_text(chunk, page) for chunk in index.page_chunks(section_id))
+
+    outcomes, turns, model_of = [], [], {}
+    for k, (train_idx, test_idx) in enumerate(folds):
+        train_ids = {i for j in train_idx for i in held[j].ids}
+        path = args.out / f"pages-fold{k}.json"
+        # the fold's own follow-ups, their earlier turns answered by its questions-only model
+        first_turns = fit([c for qid, c in cands.items() if qid in train_ids])
+        trained_dialogs = [(h.source, [h.item]) for h in (held[j] for j in train_idx) if h.ids != [getattr(h.item, "id", None)]]
+        fold_follow_ups = follow_ups(trained_dialogs, settings, first_turns, args.out / f"pages-fold{k}.questions-only.json")
+        path.write_text(fit([*(c for qid, c in cands.items() if qid in train_ids), *fold_follow_ups]).model_dump_json())
+        model = _model_at(path)
+        test = [held[j] for j in test_idx]
+        model_of |= {i: model for h in test for i in h.ids}
+        if args.pages_only:
+            continue
+        fold_settings = settings.model_copy(deep=True, update={"mode": "embedded"})
+        fold_settings.selection.local.page_model = path
+        for h in test:
+            if h.ids == [getattr(h.item, "id", None)]:
+                outcomes += [(h.source, o) for o in ask_all([h.item], fold_settings, checkable_facts, page_text)]
+        with tempfile.TemporaryDirectory(prefix="taxnav-ranker-cv-") as folder:
+            fold_settings.conversations.dir = Path(folder)
+            store, conversations = MemoryStore(), FileStore(fold_settings)
+            turns += [(h.source, t) for h in test if h.ids != [getattr(h.item, "id", None)] for t in ask_dialog(h.item, fold_settings, checkable_facts, store, conversations, baseline=False)]
+        print(f"fold {k + 1}/{len(folds)}: {len(test)} questions and dialogs held out ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    report: dict[str, object] = {"folds": args.folds, "questions": len(held), "grouped_by": "gold page"}
+    held_out = [c for c in cands.values() if c.question_id in model_of]
+    sources = [source for source, _ in [*sets, *dialog_sets]]
+    report["pages"] = {source: _fold_page_metrics([c for c in held_out if c.source == source], model_of) for source in sources}
+    report["pages"]["all"] = _fold_page_metrics(held_out, model_of)
+    if outcomes:
+        stages = [s.name for s in STAGES if s.name in RECALL_STAGES]
+        report["answers"] = {source: aggregate([o for s, o in outcomes if s == source], stages).model_dump() for source, _ in sets}
+        (args.out / "outcomes.jsonl").write_text("".join(json.dumps({"set": s, **o.model_dump(mode="json")}) + "\n" for s, o in outcomes))
+    if turns:
+        report["dialogs"] = {source: summarise([t for s, t in turns if s == source]) for source, _ in dialog_sets}
+    report["seconds"] = round(time.perf_counter() - started)
+    (args.out / "cv.json").write_text(json.dumps(report, indent=1) + "\n")
+    _print(report)
+    return Exit.OK
+
+
+def _model_at(path: Path):  # noqa: ANN202
+    from services.ranking.model import RankerModel  # noqa: PLC0415
+
+    return RankerModel.model_validate_json(path.read_bytes())
+
+
+def _fold_page_metrics(candidates: list[Candidates], model_of: dict) -> dict[str, float]:
+    """page_metrics with each question ordered by its own fold's model."""
+    if not candidates:
+        return {}
+    parts = [page_metrics([c], model_of[c.question_id]) for c in candidates]
+    return {key: statistics.fmean(p[key] for p in parts) for key in parts[0] if key != "questions"} | {"questions": len(candidates)}
+
+
+def _print(report: dict) -> None:
+    print(f"{report['folds']}-fold cross-validation grouped by gold page, {report['questions']} questions")
+    print("pages (held-out folds): first page answers / gold in top 3 / MRR  (retrieval order alone)")
+    for source, m in report["pages"].items():
+        if m:
+            print(
+                f"  {source:28} {m['ranker_first_answers']:.1%} / {m['ranker_gold_in_top3']:.1%} / {m['ranker_mrr']:.3f}"
+                f"  ({m['retrieval_first_answers']:.1%} / {m['retrieval_gold_in_top3']:.1%} / {m['retrieval_mrr']:.3f})  n={m['questions']}"
+            )
+    for source, d in report.get("dialogs", {}).items():
+        f = d["follow_ups"]
+        print(f"  {source:28} follow-ups strict {f['strict_correct']}/{f['n']} (answerable right {f['answerable_ok']}/{f['answerable']}); first turns {d['first_turns']['strict_correct']}/{d['first_turns']['n']}")
+    for source, m in report.get("answers", {}).items():
+        print(
+            f"  {source:28} answerable right {m['answerable_ok']}  lead facts {m['lead_facts']:.1%}  claim precision {m['claim_precision']:.1%}"
+            f"  first sentence {m['first_sentence_fact']:.1%}  answer words {m['answer_words_median']:.0f}  strict {m['strict_correct']}/{m['questions']}"
+        )
+
+
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("ranker", help="train the page ranker, or score it by grouped cross-validation", description=__doc__)
+    commands = parser.add_subparsers(dest="ranker_command", required=True, metavar="ACTION")
+    from services.ranking.model import default_path  # noqa: PLC0415
+
+    defaults = list(TRAINING_FILES)
+    fit_parser = commands.add_parser("train", parents=parents, help="fit the model on every labelled file and write it")
+    fit_parser.add_argument("--questions", type=Path, nargs="+", default=defaults, help="labelled question files (default: the dev, train and held-out files)")
+    fit_parser.add_argument("--out", type=Path, default=default_path("pages"), help="the model file (default: the one the service loads)")
+    fit_parser.add_argument("--dialogs", type=Path, nargs="*", default=list(DIALOG_FILES), help="labelled dialog files whose follow-ups it also learns from")
+    fit_parser.set_defaults(func=train)
+    cv = commands.add_parser("cv", parents=parents, help="k-fold cross-validation grouped by gold page, answers through the API")
+    cv.add_argument("--questions", type=Path, nargs="+", default=defaults, help="labelled question files")
+    cv.add_argument("--dialogs", type=Path, nargs="*", default=list(DIALOG_FILES), help="labelled dialog files (each dialog is held out whole)")
+    cv.add_argument("--folds", type=int, default=5)
+    cv.add_argument("--pages-only", action="store_true", help="page order figures alone (no answers asked)")
+    cv.add_argument("--out", type=Path, default=Path("reports/ranker-cv"), help="directory for cv.json, outcomes.jsonl and the fold models")
+    cv.set_defaults(func=cross_validate)
