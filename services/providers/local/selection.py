@@ -1,10 +1,12 @@
 """Selection: each rolled-up page ranked by the learned page ranker (services/ranking) over the
 features the pipeline already computes for it (page_features.py: terms and meaning of page and
 title, retrieval's own order, links from the best retrieved pages, the kind of page against
-what the question asks); recall-greedy keeps every page whose calibrated probability of
-answering is near the best one's, or, when the question restates the best page's title, only
-the pages close to that one. The question is on topic when a chunk is near it in meaning or a
-candidate page's title names its subject (``on_topic``)."""
+what the question asks, a follow-up's conversation); recall-greedy keeps every page whose
+calibrated probability of answering reaches the ranker's answering threshold or is near the
+best one's, or, when the question restates the best page's title, only the pages close to that
+one. Likely pages about another subject are offered as alternatives; a page the person chose
+(``focus``) is answered from alone. The question is on topic when a chunk is near it in
+meaning or a candidate page's title names its subject (``on_topic``)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ class PageScore:
     relevance: float  # the ranker's calibrated probability that the page answers
     title_share: float = 0.0  # idf-weighted share of the question's own terms the page title holds
     title_match: float = 0.0  # how nearly the question restates the page title (services/text/titles.py)
-    score: float = 0.0  # the ranker's raw score (what orders the pages)
+    score: float = 0.0  # the ranker's raw score (relevance is its calibration, in the same order)
 
 
 def page_ranker(settings: Settings) -> RankerModel:
