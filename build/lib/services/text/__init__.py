@@ -1,1 +1,0 @@
-"""Text helpers the stages, the scope guard and the refusals share (not stages themselves)."""
