@@ -5,7 +5,7 @@ into the probability that the candidate answers.
 
 Linear rather than boosted trees: a few hundred labelled questions, features that mostly add
 evidence monotonically, and a model a reviewer can read weight by weight (``taxnav ranker
-show``). The service needs numpy alone to apply it."""
+train`` prints them). The service needs numpy alone to apply it."""
 
 from __future__ import annotations
 

@@ -51,6 +51,16 @@ class Candidates:
     labels: np.ndarray  # 2 gold, 1 also_ok, 0 other
 
 
+UP_TO_ROLLUP = ("retrieval", "expansion", "rollup")  # the stages whose candidates the page ranker orders
+
+
+def labelled(question, source: str, signals: Sequence) -> Candidates:  # noqa: ANN001  (an EvalQuestion or a dialog's turn; PageSignals)
+    """A question's candidate pages, labelled: its gold pages 2, its also_ok pages 1, the rest 0."""
+    ids = [s.bundle.section_id for s in signals]
+    labels = np.array([2 if sid in question.gold_sections else 1 if sid in question.also_ok else 0 for sid in ids])
+    return Candidates(question.id, source, frozenset(question.gold_sections), ids, np.stack([s.features for s in signals]), labels)
+
+
 def collect(questions: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (EvalQuestion)
     """Each answerable question's candidates after rollup, with their features and labels (the
     scope guard and routing run first: a question they refuse has no candidates to rank)."""
@@ -58,7 +68,7 @@ def collect(questions: Sequence, source: str, settings: Settings) -> list[Candid
     from services.providers.local.page_features import page_signals  # noqa: PLC0415
     from shared.contracts.api import QuestionRequest  # noqa: PLC0415
 
-    up_to_rollup = [s for s in STAGES if s.name in ("retrieval", "expansion", "rollup")]
+    up_to_rollup = [s for s in STAGES if s.name in UP_TO_ROLLUP]
     out = []
     for q in questions:
         if q.expect != "answer":
@@ -67,9 +77,7 @@ def collect(questions: Sequence, source: str, settings: Settings) -> list[Candid
         if state.rollup is None or not state.rollup.pages:
             continue
         signals = page_signals(state.query, state.rollup.pages, settings, state.retrieval.query_vector if state.retrieval else [])
-        ids = [s.bundle.section_id for s in signals]
-        labels = np.array([2 if sid in q.gold_sections else 1 if sid in q.also_ok else 0 for sid in ids])
-        out.append(Candidates(q.id, source, frozenset(q.gold_sections), ids, np.stack([s.features for s in signals]), labels))
+        out.append(labelled(q, source, signals))
     return out
 
 
@@ -85,7 +93,7 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
     from services.results import MemoryStore  # noqa: PLC0415
     from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
 
-    up_to_rollup = [s for s in STAGES if s.name in ("retrieval", "expansion", "rollup")]
+    up_to_rollup = [s for s in STAGES if s.name in UP_TO_ROLLUP]
     out = []
     with tempfile.TemporaryDirectory(prefix="taxnav-ranker-conversations-") as folder:
         settings = settings.model_copy(deep=True, update={"mode": "embedded"})
@@ -101,9 +109,7 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
                         vector = state.retrieval.query_vector if state.retrieval else []
                         subject = ConversationSubject(frozenset(state.context.carried_sections), frozenset(state.context.linked_sections))
                         signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, subject)
-                        ids = [s.bundle.section_id for s in signals]
-                        labels = np.array([2 if sid in turn.gold_sections else 1 if sid in turn.also_ok else 0 for sid in ids])
-                        out.append(Candidates(turn.id, source, frozenset(turn.gold_sections), ids, np.stack([s.features for s in signals]), labels))
+                        out.append(labelled(turn, source, signals))
                 conversations.finish(cid, conversations.start(cid, request, settings, store), store)
     return out
 
@@ -258,6 +264,7 @@ class _Held:
     item: object  # EvalQuestion or Dialog
     gold_sections: list[str]
     ids: list[str]  # the question's id, or the dialog's turns' ids
+    dialog: bool = False
 
 
 def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
@@ -281,7 +288,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
     held = [_Held(source, q, q.gold_sections, [q.id]) for source, qs in sets for q in qs]
-    held += [_Held(source, d, sorted({g for t in d.turns for g in t.gold_sections}), [t.id for t in d.turns]) for source, ds in dialog_sets for d in ds]
+    held += [_Held(source, d, sorted({g for t in d.turns for g in t.gold_sections}), [t.id for t in d.turns], dialog=True) for source, ds in dialog_sets for d in ds]
     folds = list(GroupKFold(n_splits=args.folds).split(np.zeros(len(held)), groups=gold_groups(held)))
     cands = {c.question_id: c for source, qs in sets for c in collect(qs, source, settings)}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -297,7 +304,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         path = args.out / f"pages-fold{k}.json"
         # the fold's own follow-ups, their earlier turns answered by its questions-only model
         first_turns = fit([c for qid, c in cands.items() if qid in train_ids])
-        trained_dialogs = [(h.source, [h.item]) for h in (held[j] for j in train_idx) if h.ids != [getattr(h.item, "id", None)]]
+        trained_dialogs = [(h.source, [h.item]) for h in (held[j] for j in train_idx) if h.dialog]
         fold_follow_ups = follow_ups(trained_dialogs, settings, first_turns, args.out / f"pages-fold{k}.questions-only.json")
         path.write_text(fit([*(c for qid, c in cands.items() if qid in train_ids), *fold_follow_ups]).model_dump_json())
         model = _model_at(path)
@@ -308,12 +315,12 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         fold_settings = settings.model_copy(deep=True, update={"mode": "embedded"})
         fold_settings.selection.local.page_model = path
         for h in test:
-            if h.ids == [getattr(h.item, "id", None)]:
+            if not h.dialog:
                 outcomes += [(h.source, o) for o in ask_all([h.item], fold_settings, checkable_facts, page_text)]
         with tempfile.TemporaryDirectory(prefix="taxnav-ranker-cv-") as folder:
             fold_settings.conversations.dir = Path(folder)
             store, conversations = MemoryStore(), FileStore(fold_settings)
-            turns += [(h.source, t) for h in test if h.ids != [getattr(h.item, "id", None)] for t in ask_dialog(h.item, fold_settings, checkable_facts, store, conversations, baseline=False)]
+            turns += [(h.source, t) for h in test if h.dialog for t in ask_dialog(h.item, fold_settings, checkable_facts, store, conversations, baseline=False)]
         print(f"fold {k + 1}/{len(folds)}: {len(test)} questions and dialogs held out ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     report: dict[str, object] = {"folds": args.folds, "questions": len(held), "grouped_by": "gold page"}
     held_out = [c for c in cands.values() if c.question_id in model_of]

@@ -77,7 +77,6 @@ class PageSignals:
     """A candidate page's features, and the plain signals other checks read (on_topic, the gate)."""
 
     bundle: PageBundle
-    title: str
     features: np.ndarray  # PAGE_FEATURES order
     coverage: float
     similarity: float
@@ -124,7 +123,7 @@ def has_figures(chunks: list[Chunk]) -> bool:
     return any(c.has_table or _FIGURE_TEXT.search(c.text) for c in chunks)
 
 
-def _contents_page(index: CorpusIndex, bundle: PageBundle) -> float:
+def _contents_page(bundle: PageBundle) -> float:
     """Share of the page's paragraphs that are little more than a link ("EIM31200 Mileage
     allowance payments"): a contents page names subjects and states no rule."""
     paragraphs = [p.text for c in bundle.chunks for p in c.paragraphs]
@@ -169,6 +168,7 @@ def page_signals(
         cov = coverage(weights, page_terms(bundle))
         sims = [chunk_similarity(index, c.id, vector) for c in bundle.chunks] if vector is not None else [cov]
         title_terms = set(terms(title))
+        title_share = coverage(own, title_terms)
         figures = has_figures(bundle.chunks)
         example = bool(EXAMPLE_TITLE.search(title))
         opening = bundle.chunks and min(bundle.chunks, key=lambda c: c.position).text.split("\n")[0]
@@ -180,7 +180,7 @@ def page_signals(
             "title_cosine": float(title_cos),
             "term_coverage": cov,
             "title_coverage": coverage(weights, title_terms),
-            "title_own_share": coverage(own, title_terms),
+            "title_own_share": title_share,
             "title_names_subject": float(names_title_subject(q_terms, title)),
             "title_restated": restated,
             "retrieval_score": bundle.score / best_score,
@@ -190,7 +190,7 @@ def page_signals(
             "example_page_asked": float(example and wants_example),
             "ended_period": float(q_when is None and title_ended(title)),
             "withdrawn": float(bool(opening) and withdraws(opening)),
-            "contents_page": _contents_page(index, bundle),
+            "contents_page": _contents_page(bundle),
             "page_words": math.log1p(words),
             "figures_for_rate_question": float(rate_question and figures),
             "table_keyed_by_asker": float(rate_question and bool(q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks)),
@@ -203,12 +203,11 @@ def page_signals(
         out.append(
             PageSignals(
                 bundle=bundle,
-                title=title,
                 features=np.array([row[f] for f in PAGE_FEATURES], dtype=np.float64),
                 coverage=cov,
-                similarity=max(sims, default=0.0) if vector is not None else cov,
+                similarity=row["chunk_cosine_best"],  # (keywords only: the coverage stands in for it)
                 has_figures=figures,
-                title_share=coverage(own, title_terms),
+                title_share=title_share,
                 title_match=restated,
             )
         )

@@ -116,6 +116,7 @@ def select(
     if not on_topic(query.question, scored, settings):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
+    threshold = page_ranker(settings).answering_threshold
     if by_rel[0].title_match >= settings.retrieval.title_match_floor:
         # The question restates the best page's title: it asks about that page, and a page that
         # merely shares its words (whose sentences may outscore the page's own) is no answer;
@@ -126,13 +127,12 @@ def select(
     else:
         # every page likely to answer (at the ranker's answering threshold), and those near the
         # best; links and figures for a rate question are the ranker's features, no floors of their own
-        floor = min(tuning.keep_ratio * best, page_ranker(settings).answering_threshold)
+        floor = min(tuning.keep_ratio * best, threshold)
         kept = [s for s in by_rel if s.relevance >= floor][: tuning.max_pages]
         for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings):
             if top not in kept:
                 kept = [*kept[: tuning.max_pages - 1], top] if len(kept) >= tuning.max_pages else [*kept, top]
     index = CorpusIndex.open(settings, query.manual)
-    threshold = page_ranker(settings).answering_threshold
     if query.focus:
         kept = focused(query.focus, kept, scored, index, settings)
     kept_ids = {s.bundle.section_id for s in kept}
@@ -147,9 +147,10 @@ def select(
 
 def offered_alternatives(kept: list[PageScore], threshold: float, index: CorpusIndex, close: float, limit: int = MAX_ALTERNATIVES) -> list[str]:
     """The kept pages after the first that are likely to answer too (the ranker's probability at
-    or above its answering threshold, and ``close`` to the first's) but are about another subject than the first and than
-    each other, by the manual's own structure (another parent section, neither page the
-    other's): the question may mean either, and the reader can ask again about one."""
+    or above its answering threshold, and ``close`` to the first's) but are about another
+    subject than the first and than each other, by the manual's own structure (another parent
+    section, neither page the other's): the question may mean either, and the reader can ask
+    again about one."""
     if not kept or kept[0].relevance < threshold:
         return []
 

@@ -156,14 +156,18 @@ def _continues(text: str) -> bool:
     return text[:1].islower() or text[:1].isdigit() or bool(_BARE_REFERENCE.match(text.strip()))
 
 
-def finishes_line(units: list[Unit], i: int) -> bool:
-    """Whether a unit is the rest of the line before it on its page, which the scrape or a chunk
-    boundary broke off ("All earlier awards in respect of service with the same" / "employer
-    count for the purpose of the 10 year test ..."): it is never quoted without that line."""
-    unit, before = units[i], units[i - 1] if i > 0 else None
-    if before is None or unit.row is not None or before.row is not None or before.heading or before.page_rank != unit.page_rank:
+def finishes(before: Unit, unit: Unit) -> bool:
+    """Whether ``unit`` is the rest of the line ``before`` it on its page, which the scrape or a
+    chunk boundary broke off ("All earlier awards in respect of service with the same" /
+    "employer count for the purpose of the 10 year test ...")."""
+    if unit.row is not None or before.row is not None or before.heading or before.page_rank != unit.page_rank:
         return False
     return not TERMINAL.search(before.text.rstrip()) and _continues(unit.text)
+
+
+def finishes_line(units: list[Unit], i: int) -> bool:
+    """Whether unit ``i`` finishes the line before it: it is never quoted without that line."""
+    return i > 0 and finishes(units[i - 1], units[i])
 
 
 def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
@@ -272,7 +276,7 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer", order: list[i
         item = plain and (unit.paragraph.kind == "li" or unit.text[:1].islower())
         same_paragraph = previous == i - 1 and bool(claims) and claims[-1].citations[-1] == ids[0]
         # a line the scrape broke off the one before it ("... with the same" / "employer count for ...")
-        goes_on = previous == i - 1 and bool(claims) and not TERMINAL.search(claims[-1].text.rstrip()) and _continues(unit.text)
+        goes_on = previous == i - 1 and finishes(chosen[previous], unit)
         if claims and joinable and plain and (same_paragraph or goes_on or (item and listing == unit.page_rank)):
             claims[-1].text += " " + unit.text
             claims[-1].citations += [c for c in ids if c not in claims[-1].citations]
