@@ -28,6 +28,7 @@ from gateway.security import ApiKeys, SecurityHeaders, TypedCORS
 from services.conversation_store import make_conversation_store
 from services.dispatch import WARM_UP_QUESTION, answer
 from services.providers.local.selection import page_ranker
+from services.providers.local.stitching import passage_model
 from services.results import make_store
 from shared import __version__, heap
 from shared.config import Settings, get_settings
@@ -102,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sys.setswitchinterval(settings.gateway.switch_interval_ms / 1000)  # process-wide: the server's process
         if settings.models.provider == "local":
             page_ranker(settings)  # a model trained on other features than we compute stops start-up (RankerModelError)
+            passage_model(settings)
         # Now, not at the first conversation: where they are kept (a read-only data directory's
         # fallback) is said at start-up.
         app.state.conversations = make_conversation_store(settings)

@@ -133,6 +133,7 @@ class SelectionSettings(BaseModel):
 class LocalStitchingSettings(BaseModel):
     """How the local provider scores units and shapes the answer (services/providers/local/stitching.py)."""
 
+    passage_model: Path | None = Field(None, description="the passage ranker's model file (services/ranking; default: the one trained in the repo)")
     ask_weight: float = Field(2.0, description="the asking sentence's terms count this many times those describing the situation")
     answer_claims: int = Field(6, description="the answer part: at most this many claims")
     answer_words: int = Field(120, description="the answer part: about this many words")
@@ -142,8 +143,6 @@ class LocalStitchingSettings(BaseModel):
     following_factor: float = Field(1.6, description="how much those following units are weighed up")
     lead_standalone: float = Field(0.8, description="the lead may give way to a unit scoring this share of it that reads on its own")
     lead_in_words: int = Field(10, description="a colon-ended claim this short only announces its list: quoted only with one of its items")
-    meaning_candidates: int = Field(8, description="answer candidates re-ranked by their own embedding (8 short sentences: ~50 ms here)")
-    meaning_weight: float = Field(1.0, description="weight of a candidate's cosine with the question")
     table_rows: int = Field(4, description="rows of one table in the answer part (a row looked up by the asker's figure aside)")
     answer_pages: int = Field(2, description="the lead comes from the pages selection ranked first, and the answer part quotes each of them")
     quoted_pages: int = Field(2, description="the answer part quotes each of the pages selection ranked this high, whether or not their best sentence competes with the lead's")
@@ -154,25 +153,12 @@ class LocalStitchingSettings(BaseModel):
     relative_floor: float = Field(0.5, description="a sentence must score this share of the best sentence")
     detail_floor: float = Field(0.25, description="a sentence in the detail (collapsed until opened) must score this share of the best sentence")
     neighbour_floor: float = Field(0.8, description="a sentence next to a quoted one in its paragraph joins that claim above this share of the floor")
-    page_decay: float = Field(0.35, description="how fast a page's place in the selection lowers its sentences' scores")
-    length_b: float = Field(0.5, description="BM25-style length normalisation of a sentence's term coverage")
-    avg_unit_terms: float = Field(14.0, description="the average unit's terms, for the length normalisation")
-    lead_bonus: float = Field(0.2, description="the manual states the rule first, then the detail and the examples")
-    lead_units: int = Field(10, description="units of a page over which the lead bonus fades")
-    figure_bonus: float = Field(0.12, description="a figure for a rate question, a figure the question names, an amount near the asker's")
-    lookup_row_bonus: float = Field(0.5, description="the table row keyed by the asker's own figure or date")
-    rate_row_bonus: float = Field(0.3, description="the best row of a rate table on a leading page about the question's subject")
-    row_label_bonus: float = Field(0.12, description="a table row whose label names what the question asks about")
     rate_table_pages: int = Field(3, description="leading pages whose rate tables give a rate question a row")
     rate_table_match: float = Field(0.15, description="a rate table must share this much of the question to be its answer")
-    context_weight: float = Field(0.3, description="the chunk's headings count for this part of what a sentence says")
     same_statement: float = Field(0.8, description="word overlap (figures aside) above which a sentence repeats a quoted one")
-    signpost_factor: float = Field(0.6, description="a sentence that only points to another page, or a line that only names a topic, is scaled by this")
-    kind_bonus: float = Field(0.25, description="a sentence of the kind the question asks for (a figure, a date, a ruling, a definition)")
     list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")
     max_fragments: int = Field(4, description="paragraphs one sentence may run over (the 2014 scrape split some)")
     short_cell_words: int = Field(5, description="a table cell this short reads after its header without a colon")
-    example_factor: float = Field(0.6, description="a worked example answers only a question that asks for one: scaled by this otherwise")
 
 
 class StitchingSettings(BaseModel):

@@ -1,12 +1,17 @@
-"""`taxnav ranker`: train the page ranker from labelled question files (`train`), and score it
-by cross-validation grouped by gold page (`cv`): every figure comes from questions whose gold
-pages no fold's model saw in training, end to end through the API's embedded code path.
+"""`taxnav ranker`: train the page and passage rankers from labelled question files (`train`),
+and score them by cross-validation grouped by gold page (`cv`): every figure comes from
+questions whose gold pages no fold's models saw in training, end to end through the API's
+embedded code path.
 
-Labels: a question's gold pages rank above its also_ok pages, which rank above every other
+Pages: a question's gold pages rank above its also_ok pages, which rank above every other
 candidate that retrieval, expansion and rollup brought (the candidates the ranker orders in
-service). Model: pairwise logistic regression on standardised feature differences, each
-question weighing the same, then a Platt calibration of the score into the probability that
-a page answers (selection keeps the pages near the best one's probability)."""
+service); pairwise logistic regression on standardised feature differences, each question
+weighing the same, then a Platt calibration of the score into the probability that a page
+answers (selection keeps the pages near the best one's probability).
+
+Passages: the sentences and table rows of the pages selection keeps; a unit stating one of
+the question's key facts in its first words on an answering page is a positive; a listwise
+model (softmax over the question's units), then a Platt calibration."""
 
 from __future__ import annotations
 
@@ -49,6 +54,8 @@ class Candidates:
     section_ids: list[str]
     features: np.ndarray  # (pages, PAGE_FEATURES)
     labels: np.ndarray  # 2 gold, 1 also_ok, 0 other
+    key_facts: tuple[str, ...] = ()
+    rollup: object = None  # the question's PipelineState after rollup (what the passage ranker's training selects from)
 
 
 UP_TO_ROLLUP = ("retrieval", "expansion", "rollup")  # the stages whose candidates the page ranker orders
@@ -58,7 +65,7 @@ def labelled(question, source: str, signals: Sequence) -> Candidates:  # noqa: A
     """A question's candidate pages, labelled: its gold pages 2, its also_ok pages 1, the rest 0."""
     ids = [s.bundle.section_id for s in signals]
     labels = np.array([2 if sid in question.gold_sections else 1 if sid in question.also_ok else 0 for sid in ids])
-    return Candidates(question.id, source, frozenset(question.gold_sections), ids, np.stack([s.features for s in signals]), labels)
+    return Candidates(question.id, source, frozenset(question.gold_sections), ids, np.stack([s.features for s in signals]), labels, tuple(question.key_facts))
 
 
 def collect(questions: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (EvalQuestion)
@@ -78,6 +85,50 @@ def collect(questions: Sequence, source: str, settings: Settings) -> list[Candid
             continue
         signals = page_signals(state.query, state.rollup.pages, settings, state.retrieval.query_vector if state.retrieval else [])
         out.append(labelled(q, source, signals))
+        out[-1].rollup = state
+    return out
+
+
+@dataclass
+class Passages:
+    """One question's quotable units as the passage ranker sees them in service."""
+
+    question_id: str
+    features: np.ndarray  # (units, UNIT_FEATURES)
+    labels: np.ndarray  # 1: a key fact within its first LEAD_WORDS words, on an answering page
+
+
+LEAD_WORDS = 50  # a unit that opens the answer should say it early: the answer is read from its first words
+
+
+def collect_passages(candidates: Sequence[Candidates], settings: Settings) -> list[Passages]:
+    """Each question's units after selection (by the page model ``settings`` name), with their
+    features and labels: whether the unit states one of the question's key facts early, on a
+    gold or also_ok page."""
+    from services.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from services.providers.base import question_vector  # noqa: PLC0415
+    from services.providers.local.stitching import UNIT_FEATURES, featured_units  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
+    from taxnav.evaluation.scoring import key_fact_found  # noqa: PLC0415
+
+    selection = [s for s in STAGES if s.name == "selection"]
+    out = []
+    for c in candidates:
+        if c.rollup is None:
+            continue
+        state = run_stages(selection, c.rollup.model_copy(update={"trace": []}), settings, lambda _: None)
+        if state.refusal is not None or not state.selection or not state.selection.pages:
+            continue
+        index = CorpusIndex.open(settings, state.query.manual)
+        vector = question_vector(index, state.query.question, state.retrieval.query_vector if state.retrieval else []) if settings.retrieval.use_vectors else None
+        units = featured_units(state.query, state.selection, settings, vector)
+        label_of = dict(zip(c.section_ids, c.labels, strict=True))
+        pages = [p.section_id for p in state.selection.pages]
+        answering = {sid for sid in pages if label_of.get(sid, 0) > 0}
+        if not units or not answering:
+            continue
+        labels = np.array([float(pages[u.page_rank] in answering and any(key_fact_found(f, " ".join(u.text.split()[:LEAD_WORDS])) for f in c.key_facts)) for u in units])
+        out.append(Passages(c.question_id, np.array([[u.features[f] for f in UNIT_FEATURES] for u in units]), labels))
     return out
 
 
@@ -114,16 +165,23 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
     return out
 
 
-def follow_ups(dialog_sets: Sequence[tuple[str, list]], settings: Settings, first_turns: RankerModel, path: Path) -> list[Candidates]:  # noqa: F821
-    """The dialogs' follow-ups as training candidates, their earlier turns answered with
-    ``first_turns`` (a model trained on the questions alone, written to ``path`` while in use)."""
-    path.write_text(first_turns.model_dump_json())
-    try:
-        with_model = settings.model_copy(deep=True)
-        with_model.selection.local.page_model = path
-        return [c for source, dialogs in dialog_sets for c in collect_follow_ups(dialogs, source, with_model)]
-    finally:
-        path.unlink(missing_ok=True)
+def fit_rankers(candidates: Sequence[Candidates], dialog_sets: Sequence[tuple[str, list]], settings: Settings, files: Sequence[str] = ()) -> tuple[RankerModel, RankerModel]:  # noqa: F821
+    """Both rankers from labelled questions and dialogs: the page model on the questions alone;
+    the passage model on the units that model's selection keeps; the dialogs' follow-ups, their
+    earlier turns answered with those two (each model in a temporary file while in use); then
+    the page model again on the questions and the follow-ups."""
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="taxnav-ranker-") as folder:
+        questions_only, passages_path = Path(folder) / "pages.json", Path(folder) / "passages.json"
+        questions_only.write_text(fit(candidates).model_dump_json())
+        with_models = settings.model_copy(deep=True)
+        with_models.selection.local.page_model = questions_only
+        passages = fit_passages(collect_passages(candidates, with_models), files)
+        passages_path.write_text(passages.model_dump_json())
+        with_models.stitching.local.passage_model = passages_path
+        follow_ups = [c for source, dialogs in dialog_sets for c in collect_follow_ups(dialogs, source, with_models)]
+    return fit([*candidates, *follow_ups], files), passages
 
 
 def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .id and .gold_sections)
@@ -193,6 +251,61 @@ def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerMo
     )
 
 
+PASSAGE_L2 = 0.01  # the listwise model's ridge penalty; the CV figures barely move between 0.001 and 0.1
+
+
+def fit_passages(passages: Sequence[Passages], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
+    """The passage ranker: a listwise linear model (the softmax over a question's units puts
+    its mass on the units stating a key fact early, each question weighing the same), then a
+    Platt calibration of its score into the probability that a unit does. Listwise because
+    what matters is which unit opens the answer, not every pair's order."""
+    from scipy.optimize import minimize  # noqa: PLC0415  (training only)
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415
+
+    from services.providers.local.stitching import UNIT_FEATURES  # noqa: PLC0415
+    from services.ranking.model import RankerModel  # noqa: PLC0415
+
+    rows = np.vstack([p.features for p in passages])
+    mean, scale = rows.mean(axis=0), rows.std(axis=0)
+    scale[scale == 0] = 1.0
+    lists = [((p.features - mean) / scale, p.labels / p.labels.sum()) for p in passages if p.labels.any()]
+    if not lists:
+        raise ValueError("no question has a unit stating a key fact on an answering page: nothing to learn from")
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad = 0.0, np.zeros_like(w)
+        for x, target in lists:
+            z = x @ w
+            z -= z.max()
+            p = np.exp(z) / np.exp(z).sum()
+            total -= float(target @ np.log(p + 1e-12))
+            grad -= x.T @ (target - p)
+        return total / len(lists) + PASSAGE_L2 / 2 * float(w @ w), grad / len(lists) + PASSAGE_L2 * w
+
+    w = minimize(loss, np.zeros(rows.shape[1]), jac=True, method="L-BFGS-B").x
+    scores = ((rows - mean) / scale) @ w
+    positive = np.concatenate([p.labels > 0 for p in passages])
+    platt = LogisticRegression(C=100.0).fit(scores.reshape(-1, 1), positive)
+    probability = 1.0 / (1.0 + np.exp(-(platt.coef_[0][0] * scores + platt.intercept_[0])))
+    return RankerModel(
+        kind="passages",
+        features=list(UNIT_FEATURES),
+        mean=mean.tolist(),
+        scale=scale.tolist(),
+        weights=w.tolist(),
+        calibration_a=float(platt.coef_[0][0]),
+        calibration_b=float(platt.intercept_[0]),
+        answering_threshold=answering_threshold(probability, positive),
+        trained={
+            "files": list(files),
+            "questions": len(lists),
+            "units": len(rows),
+            "label": f"a key fact in the unit's first {LEAD_WORDS} words, on a gold or also_ok page",
+            "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    )
+
+
 def answering_threshold(probability: np.ndarray, positive: np.ndarray) -> float:
     """The probability cut that best tells answering candidates from the rest (highest F1)."""
     best, cut = -1.0, 0.5
@@ -246,14 +359,19 @@ def train(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
     candidates = [c for source, questions in sets for c in collect(questions, source, settings)]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    candidates += follow_ups(dialog_sets, settings, fit(candidates), args.out.with_suffix(".questions-only.json"))
-    model = fit(candidates, [f"{source}.jsonl" for source, _ in [*sets, *dialog_sets]])
-    args.out.write_text(model.model_dump_json(indent=1) + "\n")
-    print(f"trained on {len(candidates)} questions and follow-ups of {', '.join(s for s, _ in [*sets, *dialog_sets])} in {time.perf_counter() - started:.0f} s: {args.out}")
+    pages, passages = fit_rankers(candidates, dialog_sets, settings, [f"{source}.jsonl" for source, _ in [*sets, *dialog_sets]])
+    for path, model in ((args.out, pages), (args.passages_out, passages)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(model.model_dump_json(indent=1) + "\n")
+        print(f"{model.kind}: trained on {model.trained['questions']} questions{' and follow-ups' if model.kind == 'pages' else ''}: {path}")
+        _print_weights(model)
+    print(f"trained in {time.perf_counter() - started:.0f} s")
+    return Exit.OK
+
+
+def _print_weights(model) -> None:  # noqa: ANN001  (RankerModel)
     for name, weight in sorted(zip(model.features, model.weights, strict=True), key=lambda p: -abs(p[1])):
         print(f"  {weight:+.3f}  {name}")
-    return Exit.OK
 
 
 @dataclass
@@ -301,19 +419,18 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     outcomes, turns, model_of = [], [], {}
     for k, (train_idx, test_idx) in enumerate(folds):
         train_ids = {i for j in train_idx for i in held[j].ids}
-        path = args.out / f"pages-fold{k}.json"
-        # the fold's own follow-ups, their earlier turns answered by its questions-only model
-        first_turns = fit([c for qid, c in cands.items() if qid in train_ids])
+        path, passages_path = args.out / f"pages-fold{k}.json", args.out / f"passages-fold{k}.json"
         trained_dialogs = [(h.source, [h.item]) for h in (held[j] for j in train_idx) if h.dialog]
-        fold_follow_ups = follow_ups(trained_dialogs, settings, first_turns, args.out / f"pages-fold{k}.questions-only.json")
-        path.write_text(fit([*(c for qid, c in cands.items() if qid in train_ids), *fold_follow_ups]).model_dump_json())
-        model = _model_at(path)
+        model, passages = fit_rankers([c for qid, c in cands.items() if qid in train_ids], trained_dialogs, settings)
+        path.write_text(model.model_dump_json())
+        passages_path.write_text(passages.model_dump_json())
         test = [held[j] for j in test_idx]
         model_of |= {i: model for h in test for i in h.ids}
         if args.pages_only:
             continue
         fold_settings = settings.model_copy(deep=True, update={"mode": "embedded"})
         fold_settings.selection.local.page_model = path
+        fold_settings.stitching.local.passage_model = passages_path
         for h in test:
             if not h.dialog:
                 outcomes += [(h.source, o) for o in ask_all([h.item], fold_settings, checkable_facts, page_text)]
@@ -337,12 +454,6 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     (args.out / "cv.json").write_text(json.dumps(report, indent=1) + "\n")
     _print(report)
     return Exit.OK
-
-
-def _model_at(path: Path):  # noqa: ANN202
-    from services.ranking.model import RankerModel  # noqa: PLC0415
-
-    return RankerModel.model_validate_json(path.read_bytes())
 
 
 def _fold_page_metrics(candidates: list[Candidates], model_of: dict) -> dict[str, float]:
@@ -380,7 +491,8 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     defaults = list(TRAINING_FILES)
     fit_parser = commands.add_parser("train", parents=parents, help="fit the model on every labelled file and write it")
     fit_parser.add_argument("--questions", type=Path, nargs="+", default=defaults, help="labelled question files (default: the dev, train and held-out files)")
-    fit_parser.add_argument("--out", type=Path, default=default_path("pages"), help="the model file (default: the one the service loads)")
+    fit_parser.add_argument("--out", type=Path, default=default_path("pages"), help="the page model file (default: the one the service loads)")
+    fit_parser.add_argument("--passages-out", type=Path, default=default_path("passages"), help="the passage model file (default: the one the service loads)")
     fit_parser.add_argument("--dialogs", type=Path, nargs="*", default=list(DIALOG_FILES), help="labelled dialog files whose follow-ups it also learns from")
     fit_parser.set_defaults(func=train)
     cv = commands.add_parser("cv", parents=parents, help="k-fold cross-validation grouped by gold page, answers through the API")

@@ -6,9 +6,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from services.providers.local.page_features import PAGE_FEATURES
-from taxnav.evaluation.ranker import Candidates, answering_threshold, fit, gold_groups, page_metrics
+from services.providers.local.stitching import UNIT_FEATURES
+from taxnav.evaluation.ranker import Candidates, Passages, answering_threshold, fit, fit_passages, gold_groups, page_metrics
 
 
 def test_questions_sharing_a_gold_page_directly_or_through_another_fall_in_one_group() -> None:
@@ -44,3 +46,33 @@ def test_the_answering_threshold_is_the_cut_with_the_best_f1() -> None:
     probability = np.array([0.9, 0.8, 0.4, 0.3, 0.2, 0.1])
     positive = np.array([True, True, True, False, False, False])
     assert answering_threshold(probability, positive) == 0.4
+
+
+def _units(rng: np.random.Generator, qid: str) -> Passages:
+    """A question's units: noise, but the one stating its key fact early stands out on the second feature."""
+    x = rng.normal(size=(30, len(UNIT_FEATURES)))
+    labels = np.zeros(30)
+    best = int(rng.integers(30))
+    x[best, 1] += 4.0
+    labels[best] = 1.0
+    return Passages(qid, x, labels)
+
+
+def test_the_listwise_fit_learns_which_feature_tells_the_unit_that_answers() -> None:
+    rng = np.random.default_rng(11)
+    model = fit_passages([_units(rng, f"T{i}") for i in range(80)], ["synthetic.jsonl"])
+    assert model.kind == "passages" and model.features == list(UNIT_FEATURES) and model.trained["questions"] == 80
+    assert int(np.argmax(np.abs(model.weights))) == 1 and model.weights[1] > 0
+    held_out = [_units(rng, f"H{i}") for i in range(40)]
+    first = [p.labels[int(np.argmax(model.score(p.features)))] for p in held_out]
+    assert np.mean(first) >= 0.8  # by chance: 1 in 30
+    probability = model.probability(model.score(np.vstack([p.features for p in held_out])))
+    labels = np.concatenate([p.labels for p in held_out]).astype(bool)
+    assert probability[labels].mean() > 5 * probability[~labels].mean()  # calibrated: the answering units are the likely ones
+
+
+def test_a_question_whose_units_state_no_key_fact_teaches_nothing() -> None:
+    rng = np.random.default_rng(3)
+    empty = Passages("Q", rng.normal(size=(5, len(UNIT_FEATURES))), np.zeros(5))
+    with pytest.raises(ValueError, match="nothing to learn from"):
+        fit_passages([empty])

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from gateway.app import create_app
 from services.providers.local.page_features import PAGE_FEATURES
+from services.providers.local.stitching import UNIT_FEATURES
 from services.ranking.model import RankerModelError, default_path, load_ranker
 from shared.config import Settings
 
@@ -20,6 +21,16 @@ def test_a_model_with_a_feature_the_service_does_not_compute_stops_start_up(tmp_
     settings = Settings(data_dir=tmp_path / "data")
     settings.selection.local.page_model = renamed
     with pytest.raises(RankerModelError, match="bm25_headings"), TestClient(create_app(settings)):
+        pass
+
+
+def test_a_passage_model_trained_on_other_features_stops_start_up(tmp_path: Path) -> None:
+    model = load_ranker(default_path("passages"), "passages", UNIT_FEATURES)
+    shorter = tmp_path / "passages.json"
+    shorter.write_text(model.model_copy(update={"features": model.features[:-1], "mean": model.mean[:-1], "scale": model.scale[:-1], "weights": model.weights[:-1]}).model_dump_json())
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.stitching.local.passage_model = shorter
+    with pytest.raises(RankerModelError, match=UNIT_FEATURES[-1]), TestClient(create_app(settings)):
         pass
 
 

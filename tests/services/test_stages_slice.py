@@ -202,12 +202,15 @@ def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Set
 def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings) -> None:
     state = state_after(MILEAGE, slice_settings, "selection")
     state.selection = state.selection.model_copy(deep=True)  # the pages hold the index's own chunks
-    first, second = state.selection.pages[0], state.selection.pages[1]
-    a = next(p for c in first.chunks for p in c.paragraphs if p.kind == "p")  # statements, not table rows
-    b = next(p for c in second.chunks for p in c.paragraphs if p.kind == "p")
-    a.text, b.text = "The approved amount for a car is 45p a mile.", "The approved amount for a car is 40p a mile."
+    # the first two pages, each down to one statement: the answer part quotes each of its first pages
+    for page, text in zip(state.selection.pages[:2], ("The approved amount for a car is 45p a mile.", "The approved amount for a car is 40p a mile."), strict=True):
+        chunk = next(c for c in page.chunks if any(p.kind == "p" for p in c.paragraphs))
+        chunk.paragraphs = [next(p for p in chunk.paragraphs if p.kind == "p")]
+        chunk.paragraphs[0].text = text
+        page.chunks = [chunk]
+    a, b = (page.chunks[0].paragraphs[0] for page in state.selection.pages[:2])
     state = stitching.step(state, _variant(slice_settings), provider_for(_variant(slice_settings)))
-    # The stitcher quoted both (they answer the question best) and they disagree.
+    # The stitcher quoted both and they disagree.
     assert state.refusal is not None and state.refusal.category == "conflict", state.draft
     assert set(state.refusal.evidence.paragraph_ids) == {a.id, b.id}
 

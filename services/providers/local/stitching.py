@@ -1,13 +1,15 @@
 """Stitching: every sentence and table row of the kept pages (a row reads as a sentence with
-its column headers) scored for the question: its words (idf-weighted, the asking sentence
-counting double), whether it gives the kind of thing the question asks for (a figure, a
-ruling, a date or period, a definition), worked examples and illustrations counting less
-unless asked for; the eight best candidates are then re-ranked by their own MiniLM
-similarity to the question. The answer part is the best unit with what it needs to be read
-right (a list intro with its items, an item with its intro, "This is taxable under ..."),
-then the units scoring near it from its page, and one statement from each of the two best
-pages and from any lower page whose best unit competes with the lead page's (the others are
-detail), in the manual's order: at most six claims and about 120 words. The detail follows, the next units above the floor, the whole
+its column headers) scored by the trained passage ranker (services/ranking, `taxnav ranker
+train`): the probability that it states what answers the question, from its UNIT_FEATURES
+(its words and headings, its chunk's closeness in meaning, its page's probability and place,
+what it gives, what kind of unit it is). A unit that cannot be read with what the page gives
+beside it (a list item cut from its lead-in, a line of a worked computation) is never quoted,
+and a signpost or a worked example nobody asked for never opens the answer. The answer part
+is the best unit with what it needs to be read right (a list intro with its items, an item
+with its intro, "This is taxable under ..."), then the units scoring near it from its page,
+and one statement from each of the two best pages and from any lower page whose best unit
+competes with the lead page's (the others are detail), in the manual's order: at most six
+claims and about 120 words. The detail follows, the next units above the floor, the whole
 reply within 350 words. Each claim cites exactly one paragraph: consecutive sentences of one
 paragraph make one claim; a sentence the 2014 scrape split over paragraphs is scored as one
 but quoted paragraph by paragraph; a heading that states a rule ("SMP is taxable") is quoted
@@ -15,6 +17,7 @@ with the id of the paragraph under it; a rendered row cites its table."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -26,10 +29,10 @@ from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import ITEM_LABEL
 from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResult
 from shared.index import CorpusIndex
-from shared.meaning import closeness
 from services.providers.base import question_vector
 from services.providers.local.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
 from services.providers.local.page_features import chunk_similarity, page_title
+from services.ranking.model import RankerModel, default_path, load_ranker
 from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, computation_line, gives,
@@ -39,8 +42,61 @@ from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
 
 
+# What the passage ranker reads of each unit, in the order services/ranking/models/passages.json
+# was trained on (``taxnav ranker train``): the question's words in it and in its headings, its
+# chunk's closeness in meaning, its page's probability and place, its own place on the page,
+# what it gives (a figure, the asker's figure, the kind of thing asked), and what kind of unit it
+# is (a table row, a list lead-in or item, a signpost, a worked example nobody asked for, a
+# sentence leaning on the one before, a line of a computation, a notice that a rule ended).
+UNIT_FEATURES = (
+    "terms",  # idf-weighted share of the question's terms the unit holds (a list lead-in with its items)
+    "log_terms",  # its length
+    "heading_terms",  # the share its chunk's headings add
+    "chunk_cosine",  # its chunk's closeness in meaning to the question
+    "page_probability",  # the page ranker's probability that its page answers
+    "page_place",  # 1 / (1 + the page's rank in the selection)
+    "place_on_page",  # 1 / (1 + its place on the page): the manual states the rule first
+    "rate_figure",  # a figure, for a question asking a rate
+    "question_figure",  # a figure the question names
+    "near_asker_amount",  # an amount near the asker's own (the limit it is measured against)
+    "looked_up_row",  # the table row keyed by the asker's own figure or date
+    "row_names_subject",  # a table row whose label names what the question asks about
+    "gives_kind",  # the kind of thing the question asks (a figure, a date, a ruling, a definition)
+    "signpost",  # only points to another page, or only names a topic
+    "unasked_example",  # part of a worked example the question did not ask for
+    "table_row",
+    "computation_line",  # a line of a worked computation ("Earnings | £22,000")
+    "leans_on_previous",  # "This is ...", "However ..."
+    "list_lead_in",
+    "list_item",
+    "ended_rule",  # "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"
+    "best_rate_row",  # the best row of a rate table on a leading page, for a rate question
+    "terms_if_aside",  # its terms again when it is a signpost or an unasked example: they count differently there
+    "cosine_if_aside",
+    "terms_x_page_probability",
+)
+
+
+def passage_model(settings: Settings) -> RankerModel:
+    """The trained passage ranker (the path in the settings, or the one in the repo), refused
+    unless it reads exactly UNIT_FEATURES."""
+    return load_ranker(settings.stitching.local.passage_model or default_path("passages"), "passages", UNIT_FEATURES)
+
+
 def score_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
-    """Every quotable sentence (or table row) of the selected pages, scored for the question."""
+    """Every quotable sentence (or table row) of the selected pages, scored: the passage
+    ranker's probability that it states what answers the question."""
+    units = featured_units(query, selection, settings, vector)
+    if units:
+        model = passage_model(settings)
+        scores = model.probability(model.score(np.array([[u.features[f] for f in UNIT_FEATURES] for u in units])))
+        for unit, score in zip(units, scores, strict=True):
+            unit.score = float(score)
+    return units
+
+
+def featured_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
+    """Every quotable sentence (or table row) of the selected pages with its UNIT_FEATURES."""
     tuning = settings.stitching.local
     index = CorpusIndex.open(settings, query.manual)
     weights = question_weights(query.question, corpus_stats(index), settings.selection.local.expansion_weight, tuning.ask_weight)
@@ -51,8 +107,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
     kind = question_kind(query.question)
     wants_example = bool(ASKS_EXAMPLE.search(query.question))
     out: list[Unit] = []
-    for rank, bundle in enumerate(selection.pages):
-        page_prior = 1.0 / (1 + tuning.page_decay * rank)  # pages come best first from selection
+    for rank, bundle in enumerate(selection.pages):  # pages come best first from selection
         place = 0  # the unit's place in page order
         title = page_title(index, bundle.section_id)
         previous = title
@@ -62,7 +117,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
             heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
             previous = chunk_heading
             context = set(terms(" ".join(chunk.heading_path[-2:])))
-            chunk_sim = chunk_similarity(index, chunk.id, vector) if vector is not None else 0.0
+            chunk_sim = max(chunk_similarity(index, chunk.id, vector), 0.0) if vector is not None else 0.0
             units = chunk_units(chunk, rank, tuning, heading)
             example_chunk = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
             in_example = example_chunk
@@ -73,36 +128,46 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
             lookups = {p.id: lookup_rows(rows_of(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
             for i, unit in enumerate(units):
                 text = scored_text(units, i, tuning.list_items)
-                own_terms = terms(text)  # a list intro is scored, and length-normalised, with its items
+                own_terms = terms(text)  # a list intro is scored with its items
                 own = set(own_terms)
-                norm = min(1.5, 1.0 / (1 - tuning.length_b + tuning.length_b * max(len(own_terms), 1) / tuning.avg_unit_terms))
-                lexical = coverage(weights, own) * norm + tuning.context_weight * coverage(weights, context - own)
-                score = lexical * (0.6 + 0.4 * page_prior) + 0.5 * max(chunk_sim, 0.0)
-                score += tuning.lead_bonus * max(0.0, 1 - place / tuning.lead_units)
-                place += 1
                 facts = checkable_facts(text)
-                if rate_question and any(is_figure(f) for f in facts):
-                    score += tuning.figure_bonus
-                if facts & q_facts:
-                    score += tuning.figure_bonus
-                if near_amount(q_amounts, amounts(text)):
-                    score += tuning.figure_bonus  # the limit the asker's own amount is measured against
-                if unit.row is not None and any(unit.row <= r <= (unit.last_row or unit.row) for r in lookups.get(unit.paragraph.id, ())):
-                    score += tuning.lookup_row_bonus
-                    unit.looked_up = True
-                if unit.row and names_row(weights, unit.cells):
-                    score += tuning.row_label_bonus
-                if gives(kind, text, facts):
-                    score += tuning.kind_bonus
-                if unit.row is None and (is_signpost(unit.text) or is_label(unit)):
-                    unit.factor *= tuning.signpost_factor  # it points elsewhere, or names a topic without stating anything
+                signpost = unit.row is None and (is_signpost(unit.text) or is_label(unit))
                 # an example is the answer only when asked for, or when it works the asker's own figures
-                if unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts)):
-                    unit.factor *= tuning.example_factor
-                unit.score = score * unit.factor
+                unasked = unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts))
+                unit.looked_up = unit.row is not None and any(unit.row <= r <= (unit.last_row or unit.row) for r in lookups.get(unit.paragraph.id, ()))
+                unit.aside = signpost or unasked
+                own_coverage = coverage(weights, own)
+                unit.features = {
+                    "terms": own_coverage,
+                    "log_terms": math.log1p(len(own_terms)),
+                    "heading_terms": coverage(weights, context - own),
+                    "chunk_cosine": chunk_sim,
+                    "page_probability": bundle.score,
+                    "page_place": 1.0 / (1 + rank),
+                    "place_on_page": 1.0 / (1 + place),
+                    "rate_figure": float(rate_question and any(is_figure(f) for f in facts)),
+                    "question_figure": float(bool(facts & q_facts)),
+                    "near_asker_amount": float(near_amount(q_amounts, amounts(text))),
+                    "looked_up_row": float(unit.looked_up),
+                    "row_names_subject": float(bool(unit.row and names_row(weights, unit.cells))),
+                    "gives_kind": float(gives(kind, text, facts)),
+                    "signpost": float(signpost),
+                    "unasked_example": float(unasked),
+                    "table_row": float(unit.row is not None),
+                    "computation_line": float(unit.row is not None and computation_line(unit)),
+                    "leans_on_previous": float(unit.row is None and bool(DEPENDENT.search(unit.text))),
+                    "list_lead_in": float(unit.row is None and introduces_list(unit)),
+                    "list_item": float(unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower())),
+                    "ended_rule": float(withdraws(unit.text)),
+                    "best_rate_row": 0.0,
+                    "terms_if_aside": own_coverage * unit.aside,
+                    "cosine_if_aside": chunk_sim * unit.aside,
+                    "terms_x_page_probability": own_coverage * bundle.score,
+                }
+                place += 1
             if rate_question and rank < tuning.rate_table_pages:
                 for best in rate_table_rows(units, weights, context, tuning.rate_table_match):
-                    best.score += tuning.rate_row_bonus * best.factor
+                    best.features["best_rate_row"] = 1.0
             out += units
     return out
 
@@ -117,7 +182,7 @@ def rate_table_rows(units: list[Unit], weights: dict[str, float], context: set[s
         if unit.row:
             tables.setdefault(unit.paragraph.id, []).append(unit)
     return [
-        max(reversed(rows), key=lambda u: u.score)
+        max(reversed(rows), key=lambda u: coverage(weights, set(terms(u.text))))
         for rows in tables.values()
         if not computation_line(rows[0]) and coverage(weights, set(terms(rows[0].paragraph.text)) | context) >= match
     ]
@@ -170,11 +235,26 @@ def finishes_line(units: list[Unit], i: int) -> bool:
     return i > 0 and finishes(units[i - 1], units[i])
 
 
+def quotable(units: list[Unit], i: int, list_limit: int) -> bool:
+    """Whether a unit can be quoted at all, with what context_of puts beside it: not a list
+    lead-in without its items, nor a line starting in lower case (a list item, the rest of a
+    sentence) without the lead-in or the line it finishes, nor a line of a worked computation
+    ("2,000 x 25p =, £500"): a table row reads alone only when its table names its columns."""
+    unit = units[i]
+    if unit.row is not None:
+        return not computation_line(unit)
+    if unit.text.rstrip().endswith(":") and not list_items(units, i, list_limit):
+        return False
+    return not unit.text[:1].islower() or list_intro(units, i) is not None or finishes_line(units, i)
+
+
 def reads_alone(units: list[Unit], i: int, list_limit: int) -> bool:
     """Whether a unit can open an answer: a table row, or a sentence that neither leans on the
     one before it ("This is ...") nor goes on from an unfinished line, unless that line is the
     lead-in of the list it is an item of (quoted before it)."""
     unit = units[i]
+    if unit.aside:
+        return False  # a signpost, or a worked example nobody asked for: the rule answers
     if unit.row is not None:
         return not computation_line(unit)
     if DEPENDENT.search(unit.text):
@@ -325,18 +405,6 @@ def _minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> l
     return need
 
 
-def rerank_by_meaning(query: Query, ranked: list[Unit], settings: Settings, question: np.ndarray) -> list[Unit]:
-    """The best few answer candidates re-scored by how close each one's own meaning is to the
-    question's (MiniLM, sentence by sentence): the lexical score finds the candidates, the
-    embedding tells the sentence that answers from the one that only shares its words. Only
-    tuning.meaning_candidates are embedded, so the cost stays a few tens of milliseconds."""
-    tuning = settings.stitching.local
-    candidates = [u for u in ranked if u.page_rank < tuning.answer_pages or u.looked_up][:tuning.meaning_candidates]
-    for unit, close in zip(candidates, closeness(settings, [u.text for u in candidates], question), strict=True):
-        unit.score += tuning.meaning_weight * float(close) * unit.factor  # an example's or signpost's likeness counts as little as its words
-    return sorted(ranked, key=lambda u: (-u.score, u.page_rank, u.order))
-
-
 def best_per_page(units: list[Unit]) -> dict[int, float]:
     """Each page's best unit score (pages by their selection rank)."""
     best: dict[int, float] = {}
@@ -453,7 +521,7 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
     units_of = [[u for u in chosen.values() if any(p.id in c.citations and part in c.text for p, part in u.parts)] for c in claims]
 
     def claim_reads_alone(claim: DraftSentence, units: list[Unit]) -> bool:
-        if not units or any(u.example or u.factor < 1.0 for u in units):
+        if not units or any(u.example or u.aside for u in units):
             return False
         unit = units[0]
         text = claim.text.rstrip()
@@ -477,14 +545,13 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     if not units:
         return Draft(sentences=[])
     ranked = sorted(units, key=lambda u: (-u.score, u.page_rank, u.order))
-    page_best = best_per_page(units)  # before the meaning re-rank, which sees only the first pages' candidates
-    if vector is not None:
-        ranked = rerank_by_meaning(query, ranked, settings, vector)
+    page_best = best_per_page(units)
     position = {id(u): i for i, u in enumerate(units)}
     floor = tuning.relative_floor * ranked[0].score
     # A list intro whose items the chunk does not hold ("There are two main aspects to this:"
-    # closing a chunk) never stands alone: it is not quoted.
-    ranked = [u for u in ranked if not (u.row is None and u.text.rstrip().endswith(":") and not list_items(units, position[id(u)], tuning.list_items))]
+    # closing a chunk) never stands alone, nor does a list item or a broken line whose lead-in
+    # or start the page does not give beside it (a chunk boundary fell between them): neither is quoted.
+    ranked = [u for u in ranked if quotable(units, position[id(u)], tuning.list_items)]
     if not ranked:  # the pages say nothing but list intros: nothing to quote (the verifier refuses)
         return Draft(sentences=[])
     # a row keyed by the asker's own figure answers from whichever page holds its table
@@ -587,6 +654,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         if i in taken or i in detail or per_page.get(unit.page_rank, 0) >= tuning.detail_per_page or repeats(unit, [*taken.values(), *detail.values()], tuning):
             continue
         need = [j for j in [i, *context_of(units, i, floor, tuning)] if j not in taken and j not in detail]
+        if any(units[j].row is None and units[j].text[:1].islower() and (list_intro(units, j) in taken or j - 1 in taken) for j in need):
+            continue  # an item of a list, or the rest of a line, the answer part quotes: alone in the detail it reads as a fragment
         cost = _word_count(units[j] for j in need)
         if cost <= room:
             room -= cost

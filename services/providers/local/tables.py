@@ -19,14 +19,26 @@ _NUM = re.compile(r"\d+(?:\.\d+)?")
 
 
 _DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+# "6 April 2010 - 5 April 2011", "From 1 January 2004", "January 2004 - ...", "2008/09", "2011-12 onwards"
+_WORDED_DATE = re.compile(rf"^(?:from\s+)?(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b", re.I)
+_TAX_YEAR_CELL = re.compile(r"^((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
 
 
 def _cell_date(cell: str) -> date | None:
-    m = _DATE_CELL.match(cell.strip())
+    """The date a table's key cell starts its period on: "6.4.2013", "6 April 2010 - 5 April
+    2011", "January 2004", or a tax year "2008/09" (its 6 April); None for any other key."""
+    text = cell.strip()
     try:
-        return date(int(m.group(3)), int(m.group(2)), int(m.group(1))) if m else None
+        if m := _DATE_CELL.match(text):
+            return date(int(m.group(3)), int(m.group(2)), int(m.group(1)))
+        if m := _WORDED_DATE.match(text):
+            return date(int(m.group(3)), _MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
     except ValueError:
         return None
+    if (m := _TAX_YEAR_CELL.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
+        return period_start(int(m.group(1)), tax_year=True)
+    return None
 
 
 class Measure(NamedTuple):

@@ -5,7 +5,7 @@ ruling, a time limit, a definition) or whether it only illustrates or signposts.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
@@ -52,7 +52,8 @@ class Unit:
     cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
     example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
     looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
-    factor: float = 1.0  # what an example's or a signpost's score is scaled by, its later bonuses too
+    aside: bool = False  # a signpost, or a worked example the question did not ask for: never an answer's first claim
+    features: dict[str, float] = field(default_factory=dict)  # what the passage ranker reads (stitching.UNIT_FEATURES)
 
     @property
     def text(self) -> str:

@@ -10,7 +10,7 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, list_intro, rate_table_rows, reads_alone, repeats, rerank_by_meaning, score_units,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, list_intro, quotable, rate_table_rows, reads_alone, repeats, score_units, UNIT_FEATURES, passage_model,
     stitch,
     table_full, without_lone_intros,
 )
@@ -19,7 +19,7 @@ from shared.config import DEFAULT_MANUAL, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Chunk, Paragraph, section_of
 from shared.contracts.pipeline import DraftSentence, PageBundle, Query, SelectionResult
-from shared.embeddings import base_embedder
+from services.ranking.model import RankerModelError
 from tests.ingest_worker.test_parser import chunks_of
 from taxnav.evaluation.scoring import reads_alone as claim_reads_alone
 from tests.services.providers.local.paragraphs import units_of
@@ -283,21 +283,28 @@ def test_the_detail_reaches_down_to_its_own_floor_and_the_answer_part_does_not_m
     assert words[0] < words[1] and sum(len(s.text.split()) for s in low) <= slice_settings.stitching.local.reply_words
 
 
-def test_the_best_candidates_are_reranked_by_their_own_meaning(slice_settings) -> None:  # noqa: ANN001
+def test_each_unit_is_scored_by_the_passage_ranker_on_its_features(slice_settings) -> None:  # noqa: ANN001
     state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
     for stage in STAGES[:4]:
         state = run_stage(stage, state, slice_settings)
     vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)  # as retrieval carries it
     units = score_units(state.query, state.selection, slice_settings, vector)
-    before = {id(u): u.score for u in units}
-    ranked = rerank_by_meaning(state.query, sorted(units, key=lambda u: -u.score), slice_settings, vector)
-    changed = [u for u in ranked if u.score != before[id(u)]]
-    assert 0 < len(changed) <= TUNING.meaning_candidates
-    question = base_embedder(slice_settings).embed([state.query.question])[0]
-    for unit in changed:  # each gains its own cosine with the question (scaled as an example's words are), nothing else
-        cosine = float(np.dot(base_embedder(slice_settings).embed([unit.text])[0], question))
-        assert unit.score - before[id(unit)] == pytest.approx(TUNING.meaning_weight * max(cosine, 0.0) * unit.factor, abs=1e-3)
-    assert [u.score for u in ranked] == sorted((u.score for u in ranked), reverse=True)
+    model = passage_model(slice_settings)
+    rows = np.array([[u.features[f] for f in UNIT_FEATURES] for u in units])
+    assert [u.score for u in units] == pytest.approx(list(model.probability(model.score(rows))))
+    assert len({u.score for u in units}) > 1 and all(0.0 < u.score < 1.0 for u in units)
+    # the page ranker's probability reaches the passages: the selection's first page says most
+    assert {u.features["page_probability"] for u in units if u.page_rank == 0} == {state.selection.pages[0].score}
+
+
+def test_a_passage_model_trained_on_other_features_is_refused(slice_settings: Settings, tmp_path) -> None:  # noqa: ANN001
+    model = passage_model(slice_settings).model_copy(update={"features": [*UNIT_FEATURES[1:], "sentence_cosine"]})
+    path = tmp_path / "passages.json"
+    path.write_text(model.model_dump_json())
+    settings = slice_settings.model_copy(deep=True)
+    settings.stitching.local.passage_model = path
+    with pytest.raises(RankerModelError, match="sentence_cosine"):
+        passage_model(settings)
 
 
 def test_a_lower_page_is_quoted_in_the_answer_only_when_its_best_sentence_competes_with_the_leads() -> None:
@@ -430,24 +437,11 @@ def _withdrawn_page(section: str, opening: str) -> PageBundle:
 def test_a_page_that_opens_by_saying_its_rule_has_ended_is_never_quoted_without_it(slice_settings: Settings, opening: str, quoted: bool) -> None:
     settings = slice_settings.model_copy(deep=True)
     settings.retrieval.use_vectors = False
-    settings.stitching.local.lead_bonus = 0.0  # the opening line does not win on its place
     query = Query(id="q", question="Is a free breakfast on cycle to work days exempt?", manual=DEFAULT_MANUAL)
     draft = stitch(query, SelectionResult(pages=[_withdrawn_page("EIM9", opening)], dropped=[]), settings, [])
     answer = [s for s in draft.sentences if s.role == "answer"]
     assert any("free breakfast" in s.text for s in answer)
     assert (answer[0].text == opening) is quoted  # in the manual's order: the notice first
-
-
-def test_a_worked_examples_closeness_in_meaning_counts_as_little_as_its_words(slice_settings: Settings) -> None:
-    """An example is scaled down (example_factor) for its words and bonuses; the meaning
-    re-rank must not hand it back the full cosine, or a close example outranks the rule."""
-    text = "The employer pays 45p per mile for the first 10,000 business miles."
-    rule, example = (units_of(Paragraph(id=f"EIM1#c0.p{n}", text=text))[0] for n in (0, 1))
-    example.factor = TUNING.example_factor
-    question = base_embedder(slice_settings).embed(["How much per mile can my employer pay tax free?"])[0]
-    query = Query(id="q", question="How much per mile can my employer pay tax free?", manual=DEFAULT_MANUAL)
-    rerank_by_meaning(query, [rule, example], slice_settings, question)
-    assert rule.score > 0 and example.score == pytest.approx(TUNING.example_factor * rule.score, rel=1e-3)
 
 
 def test_a_figure_question_is_answered_by_a_figure_first_that_reads_on_its_own() -> None:
@@ -532,7 +526,30 @@ def test_a_rate_question_gets_the_best_row_of_a_rate_table_not_of_a_worked_compu
     sums = units_of(Paragraph(id="EIM2#c0.p0", kind="table", text="Earnings | \u00a322,000 |\nState pension | \u00a33,000 |"))
     weights = {"rate": 1.0, "pension": 1.0, "earn": 1.0, "offici": 1.0}
     assert [u.text for u in rate_table_rows(rates, weights, set(), 0.15)] == [rates[-1].text]  # the newest when none scores better
-    rates[0].score = 1.0
-    assert rate_table_rows(rates, weights, set(), 0.15) == [rates[0]]
+    assert rate_table_rows(rates, {**weights, "2013": 1.0}, set(), 0.15) == [rates[0]]  # the row naming the question's year
     assert rate_table_rows(sums, weights, set(), 0.15) == []
     assert rate_table_rows(rates, {"mileag": 1.0}, set(), 0.15) == []  # a table about something else
+
+
+def test_a_unit_that_cannot_be_read_with_what_the_page_gives_beside_it_is_never_quoted() -> None:
+    units = units_of(
+        Paragraph(id="EIM1#c0.p0", text="The maximum amounts are:"),
+        Paragraph(id="EIM1#c0.p1", kind="li", text="\u00a35 per night in the UK"),
+        Paragraph(id="EIM1#c0.p2", kind="table", text="Kind | Rate\nCar | 45p"),
+        Paragraph(id="EIM1#c0.p3", text="There are two main aspects to this:"),
+    )
+    assert [quotable(units, i, TUNING.list_items) for i in range(len(units))] == [True, True, True, False]  # a lead-in with no items after it
+    computation = units_of(Paragraph(id="EIM1#c0.p0", kind="table", text="Earnings | \u00a322,000 |\nState pension | \u00a33,000 |"))
+    assert not any(quotable(computation, i, TUNING.list_items) for i in range(len(computation)))  # "Earnings | £22,000": a line of a sum
+    # a list item a chunk boundary cut from its lead-in (its chunk opens with it): no lead-in to read it after
+    orphan = units_of(Paragraph(id="EIM1#c0.p0", text="the vehicle used must be a car or a van."), Paragraph(id="EIM1#c0.p1", text="A rule that stands alone."))
+    assert [quotable(orphan, i, TUNING.list_items) for i in range(len(orphan))] == [False, True]
+
+
+def test_the_detail_never_quotes_an_item_of_a_list_the_answer_part_quotes_apart_from_its_lead_in(slice_settings: Settings) -> None:
+    # EIM31400 lists its exemption's conditions over two chunks: the answer part quotes the
+    # lead-in with its first items; a later item in the detail would read as a fragment
+    for question in ("How much can my employer pay me per mile for using my own car without tax?", "Can my employer pay me extra for carrying colleagues as passengers?"):
+        result = answer(QuestionRequest(question=question), slice_settings)
+        quoted = [s for s in result.answer.sentences if s.role == "detail"]
+        assert quoted and all(claim_reads_alone(s.text) for s in quoted), [s.text for s in quoted if not claim_reads_alone(s.text)]

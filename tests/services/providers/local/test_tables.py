@@ -158,3 +158,16 @@ def test_a_one_column_table_has_no_header_and_its_first_line_is_quoted(corpus_di
     rows = [u.text for u in units_of(table) if u.row is not None]
     assert any(r.startswith("A FRE deduction of \u00a31022 per year") for r in rows), rows
     assert header_rows(["Kind | Rate", "Car | 45p"])[1] == 1  # a table with columns keeps its header
+
+
+def test_a_table_of_periods_keyed_in_words_or_by_tax_year_is_looked_up_by_the_questions_year() -> None:
+    # EIM71340 keys its lodging allowances by worded periods; EIM22705 and others by tax year
+    worded = ["Period | Allowance per night", "1 January 2004 - 31 December 2004 | £25.00", "1 January 2005 - 5 March 2006 | £26.00", "6 March 2006 - 4 March 2007 | £28.00"]
+    assert lookup_rows(worded, lookup_numbers("working away in 2005"), lookup_date("working away in 2005")) == {2}
+    assert lookup_rows(worded, [], lookup_date("back in 2006-07")) == {3}  # the period 6 April 2006 falls in
+    assert lookup_rows(worded, [], lookup_date("in 2001")) == set()  # before every period: no guess
+    # a worded period is no numeric band: "1,800cc" does not fall between 1 and 2004
+    assert lookup_rows(worded, lookup_numbers("a 1,800cc engine")) == set()
+    by_year = ["Year | Charge", "2005/06 | £500", "2007/08 onwards | £3,000"]
+    assert lookup_rows(by_year, [], lookup_date("what was it in 2006-07?")) == {1}
+    assert lookup_rows(by_year, [], lookup_date("and in 2010-11?")) == {2}
