@@ -235,6 +235,9 @@ def finishes_line(units: list[Unit], i: int) -> bool:
     return i > 0 and finishes(units[i - 1], units[i])
 
 
+QUOTABLE_WORDS = 3  # the fewest words of a statement (as taxnav.evaluation's reads_alone counts them)
+
+
 def quotable(units: list[Unit], i: int, list_limit: int) -> bool:
     """Whether a unit can be quoted at all, with what context_of puts beside it: not a list
     lead-in without its items, nor a line starting in lower case (a list item, the rest of a
@@ -243,6 +246,8 @@ def quotable(units: list[Unit], i: int, list_limit: int) -> bool:
     unit = units[i]
     if unit.row is not None:
         return not computation_line(unit)
+    if len(unit.text.split()) < QUOTABLE_WORDS:
+        return False  # "Example 1", "Kingdom.", "See EIM24360.": a crumb of the page, no statement
     if unit.text.rstrip().endswith(":") and not list_items(units, i, list_limit):
         return False
     return not unit.text[:1].islower() or list_intro(units, i) is not None or finishes_line(units, i)
@@ -427,6 +432,19 @@ def _later_in_chunk(a: str, b: str) -> bool:
     """Whether paragraph id ``b`` comes after ``a`` in the same chunk ("EIM1#c0.p1", "EIM1#c0.p3")."""
     (chunk_a, _, pa), (chunk_b, _, pb) = a.rpartition(".p"), b.rpartition(".p")
     return chunk_a == chunk_b and pa.isdigit() and pb.isdigit() and int(pb) > int(pa)
+
+
+def items_joined(claims: list[DraftSentence]) -> list[DraftSentence]:
+    """A claim that opens in lower case right after one ending with a colon is an item of the
+    list that claim introduces (quoted apart when the items between them were not chosen): it
+    joins its lead-in, so that neither is read without the other."""
+    out: list[DraftSentence] = []
+    for claim in claims:
+        if out and out[-1].text.rstrip().endswith(":") and claim.text[:1].islower():
+            out[-1] = out[-1].model_copy(update={"text": f"{out[-1].text} {claim.text}", "citations": list(dict.fromkeys([*out[-1].citations, *claim.citations]))})
+        else:
+            out.append(claim)
+    return out
 
 
 def without_lone_intros(claims: list[DraftSentence], lead_in_words: int) -> list[DraftSentence]:
@@ -638,7 +656,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         j for j in lead
         if j >= lead_index or j in (intro, notice) or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id
     )
-    answer = figure_first(question_kind(query.question), without_lone_intros(lead_first(lead_index, start, {**lead_part, **rest}), tuning.lead_in_words), {**lead_part, **rest})
+    answer = figure_first(question_kind(query.question), without_lone_intros(items_joined(lead_first(lead_index, start, {**lead_part, **rest})), tuning.lead_in_words), {**lead_part, **rest})
 
     # The detail: the next units above its own floor with their context, the reply within
     # tuning.reply_words. It is collapsed until opened, so it may reach further down than the answer.
@@ -661,4 +679,4 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
             room -= cost
             per_page[unit.page_rank] = per_page.get(unit.page_rank, 0) + 1
             detail.update({j: units[j] for j in need})
-    return Draft(sentences=answer + without_lone_intros(claims_of(detail, role="detail"), tuning.lead_in_words))
+    return Draft(sentences=answer + without_lone_intros(items_joined(claims_of(detail, role="detail")), tuning.lead_in_words))

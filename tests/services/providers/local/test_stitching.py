@@ -10,7 +10,7 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, list_intro, quotable, rate_table_rows, reads_alone, repeats, score_units, UNIT_FEATURES, passage_model,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, items_joined, list_intro, passage_model, quotable, rate_table_rows, reads_alone, repeats, score_units, UNIT_FEATURES,
     stitch,
     table_full, without_lone_intros,
 )
@@ -553,3 +553,21 @@ def test_the_detail_never_quotes_an_item_of_a_list_the_answer_part_quotes_apart_
         result = answer(QuestionRequest(question=question), slice_settings)
         quoted = [s for s in result.answer.sentences if s.role == "detail"]
         assert quoted and all(claim_reads_alone(s.text) for s in quoted), [s.text for s in quoted if not claim_reads_alone(s.text)]
+
+
+def test_an_item_quoted_apart_from_its_lead_in_joins_it_and_a_crumb_is_never_quoted() -> None:
+    claims = [
+        DraftSentence(text="In a case where property is transferred the request should:", citations=["EIM1#c0.p0"]),
+        DraftSentence(text="attach a copy of any tenancy agreement in force.", citations=["EIM1#c0.p3"]),
+        DraftSentence(text="A new rule that stands alone.", citations=["EIM1#c0.p4"]),
+        DraftSentence(text="another line in lower case after a full stop.", citations=["EIM1#c0.p5"]),
+    ]
+    joined = items_joined(claims)
+    assert [c.text for c in joined] == [
+        "In a case where property is transferred the request should: attach a copy of any tenancy agreement in force.",
+        "A new rule that stands alone.",
+        "another line in lower case after a full stop.",  # no lead-in before it: left as it is (quotable keeps such lines out)
+    ]
+    assert joined[0].citations == ["EIM1#c0.p0", "EIM1#c0.p3"]
+    crumbs = units_of(Paragraph(id="EIM1#c0.p0", text="Example 1"), Paragraph(id="EIM1#c0.p1", text="See EIM24360."), Paragraph(id="EIM1#c0.p2", text="This is taxable."))
+    assert [quotable(crumbs, i, TUNING.list_items) for i in range(len(crumbs))] == [False, False, True]
