@@ -1,7 +1,7 @@
 """A linear ranker read from a small JSON file: standardised features times learned weights
-(a pairwise logistic model: trained on the differences between an answering and a
-non-answering candidate of one question), plus a Platt calibration that turns the score
-into the probability that the candidate answers.
+(a listwise model: trained so that the softmax over one question's candidates puts its mass
+on those that answer), plus a Platt calibration that turns the score into the probability
+that the candidate answers.
 
 Linear rather than boosted trees: a few hundred labelled questions, features that mostly add
 evidence monotonically, and a model a reviewer can read weight by weight (``taxnav ranker

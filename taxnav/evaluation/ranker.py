@@ -5,9 +5,9 @@ embedded code path.
 
 Pages: a question's gold pages rank above its also_ok pages, which rank above every other
 candidate that retrieval, expansion and rollup brought (the candidates the ranker orders in
-service); pairwise logistic regression on standardised feature differences, each question
-weighing the same, then a Platt calibration of the score into the probability that a page
-answers (selection keeps the pages near the best one's probability).
+service); a listwise linear model (fit_listwise), then a Platt calibration of the score into
+the probability that a page answers (selection keeps the pages near the best one's
+probability).
 
 Passages: the sentences and table rows of the pages selection keeps; a unit stating one of
 the question's key facts in its first words on an answering page is a positive; a listwise
@@ -41,7 +41,6 @@ TRAINING_FILES = (
 )
 # Conversations: each follow-up is ranked with the pages its earlier turns answered from as a feature.
 DIALOG_FILES = (TEAM_EVAL / "dialogs.jsonl", OWN_EVAL / "heldout_dialogs.jsonl")
-REGULARISATION = 1.0  # sklearn's C; the CV figures barely move between 0.1 and 10
 
 
 @dataclass
@@ -206,71 +205,46 @@ def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .
     return [root(i) for i in range(len(items))]
 
 
+L2 = 0.01  # the listwise models' ridge penalty; the CV figures barely move between 0.001 and 0.1
+ALSO_OK_SHARE = 0.5  # an also_ok page takes half a gold page's share of the softmax's target
+
+
 def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
-    """The pairwise model and its calibration, from every question with a positive candidate."""
-    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415  (training only: the service needs numpy alone)
-
+    """The page ranker: the softmax over a question's candidate pages puts its mass on its gold
+    pages (and half as much on its also_ok pages)."""
     from services.providers.local.page_features import PAGE_FEATURES  # noqa: PLC0415
-    from services.ranking.model import RankerModel  # noqa: PLC0415
 
-    rows = np.vstack([c.features for c in candidates])
-    mean, scale = rows.mean(axis=0), rows.std(axis=0)
-    scale[scale == 0] = 1.0
-    diffs, weights = [], []
-    for c in candidates:
-        x = (c.features - mean) / scale
-        pairs = [x[i] - x[j] for i in range(len(x)) for j in range(len(x)) if c.labels[i] > c.labels[j]]
-        if pairs:
-            diffs += pairs
-            weights += [1.0 / len(pairs)] * len(pairs)  # each question weighs the same, whatever its candidates
-    if not diffs:
+    targets = [np.where(c.labels == 2, 1.0, np.where(c.labels == 1, ALSO_OK_SHARE, 0.0)) for c in candidates]
+    if not any(t.any() for t in targets):
         raise ValueError("no question has an answering page among its candidates: nothing to learn from")
-    d = np.array(diffs)
-    pairwise = LogisticRegression(C=REGULARISATION, fit_intercept=False, max_iter=2000)
-    pairwise.fit(np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[weights, weights])
-    w = pairwise.coef_[0]
-    scores = ((rows - mean) / scale) @ w
-    positive = np.concatenate([c.labels > 0 for c in candidates])
-    platt = LogisticRegression(C=100.0).fit(scores.reshape(-1, 1), positive)
-    probability = 1.0 / (1.0 + np.exp(-(platt.coef_[0][0] * scores + platt.intercept_[0])))
-    return RankerModel(
-        kind="pages",
-        features=list(PAGE_FEATURES),
-        mean=mean.tolist(),
-        scale=scale.tolist(),
-        weights=w.tolist(),
-        calibration_a=float(platt.coef_[0][0]),
-        calibration_b=float(platt.intercept_[0]),
-        answering_threshold=answering_threshold(probability, positive),
-        trained={
-            "files": list(files),
-            "questions": len(candidates),
-            "pairs": len(diffs),
-            "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        },
-    )
-
-
-PASSAGE_L2 = 0.01  # the listwise model's ridge penalty; the CV figures barely move between 0.001 and 0.1
+    return fit_listwise("pages", PAGE_FEATURES, [c.features for c in candidates], targets, files)
 
 
 def fit_passages(passages: Sequence[Passages], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
-    """The passage ranker: a listwise linear model (the softmax over a question's units puts
-    its mass on the units stating a key fact early, each question weighing the same), then a
-    Platt calibration of its score into the probability that a unit does. Listwise because
-    what matters is which unit opens the answer, not every pair's order."""
-    from scipy.optimize import minimize  # noqa: PLC0415  (training only)
+    """The passage ranker: the softmax over a question's units puts its mass on the units
+    stating a key fact early."""
+    from services.providers.local.stitching import UNIT_FEATURES  # noqa: PLC0415
+
+    if not any(p.labels.any() for p in passages):
+        raise ValueError("no question has a unit stating a key fact on an answering page: nothing to learn from")
+    return fit_listwise("passages", UNIT_FEATURES, [p.features for p in passages], [p.labels for p in passages], files)
+
+
+def fit_listwise(kind: str, features: Sequence[str], questions: Sequence[np.ndarray], targets: Sequence[np.ndarray], files: Sequence[str]) -> RankerModel:  # noqa: F821
+    """A listwise linear model (per question, the softmax over its candidates against its
+    targets, normalised to sum to one: each question weighs the same, whatever its candidates;
+    on standardised features, with a ridge penalty), then a Platt calibration of its score into
+    the probability that a candidate is a positive. Listwise because what a person reads is
+    what comes first, not every pair's order."""
+    from scipy.optimize import minimize  # noqa: PLC0415  (training only: the service needs numpy alone)
     from sklearn.linear_model import LogisticRegression  # noqa: PLC0415
 
-    from services.providers.local.stitching import UNIT_FEATURES  # noqa: PLC0415
     from services.ranking.model import RankerModel  # noqa: PLC0415
 
-    rows = np.vstack([p.features for p in passages])
+    rows = np.vstack(questions)
     mean, scale = rows.mean(axis=0), rows.std(axis=0)
     scale[scale == 0] = 1.0
-    lists = [((p.features - mean) / scale, p.labels / p.labels.sum()) for p in passages if p.labels.any()]
-    if not lists:
-        raise ValueError("no question has a unit stating a key fact on an answering page: nothing to learn from")
+    lists = [((x - mean) / scale, t / t.sum()) for x, t in zip(questions, targets, strict=True) if t.any()]
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
         total, grad = 0.0, np.zeros_like(w)
@@ -280,29 +254,23 @@ def fit_passages(passages: Sequence[Passages], files: Sequence[str] = ()) -> Ran
             p = np.exp(z) / np.exp(z).sum()
             total -= float(target @ np.log(p + 1e-12))
             grad -= x.T @ (target - p)
-        return total / len(lists) + PASSAGE_L2 / 2 * float(w @ w), grad / len(lists) + PASSAGE_L2 * w
+        return total / len(lists) + L2 / 2 * float(w @ w), grad / len(lists) + L2 * w
 
     w = minimize(loss, np.zeros(rows.shape[1]), jac=True, method="L-BFGS-B").x
     scores = ((rows - mean) / scale) @ w
-    positive = np.concatenate([p.labels > 0 for p in passages])
+    positive = np.concatenate(targets) > 0
     platt = LogisticRegression(C=100.0).fit(scores.reshape(-1, 1), positive)
     probability = 1.0 / (1.0 + np.exp(-(platt.coef_[0][0] * scores + platt.intercept_[0])))
     return RankerModel(
-        kind="passages",
-        features=list(UNIT_FEATURES),
+        kind=kind,
+        features=list(features),
         mean=mean.tolist(),
         scale=scale.tolist(),
         weights=w.tolist(),
         calibration_a=float(platt.coef_[0][0]),
         calibration_b=float(platt.intercept_[0]),
         answering_threshold=answering_threshold(probability, positive),
-        trained={
-            "files": list(files),
-            "questions": len(lists),
-            "units": len(rows),
-            "label": f"a key fact in the unit's first {LEAD_WORDS} words, on a gold or also_ok page",
-            "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        },
+        trained={"files": list(files), "questions": len(lists), "candidates": len(rows), "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
     )
 
 

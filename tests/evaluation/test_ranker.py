@@ -1,5 +1,6 @@
-"""The page ranker's training (taxnav ranker): folds grouped by gold page, a pairwise fit that
-learns the order from labels, and the answering threshold it stamps on the model."""
+"""The rankers' training (taxnav ranker): folds grouped by gold page, the listwise fit that
+learns the order of pages and of passages from labels, and the answering threshold it stamps
+on the model."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _question(rng: np.random.Generator, qid: str) -> Candidates:
     return Candidates(qid, "synthetic", frozenset({f"P{best}"}), [f"P{i}" for i in range(10)], x, labels)
 
 
-def test_the_pairwise_fit_learns_which_feature_tells_the_answering_page() -> None:
+def test_the_listwise_fit_learns_which_feature_tells_the_answering_page() -> None:
     rng = np.random.default_rng(7)
     train = [_question(rng, f"T{i}") for i in range(60)]
     held_out = [_question(rng, f"H{i}") for i in range(40)]
