@@ -21,7 +21,16 @@ _NUM = re.compile(r"\d+(?:\.\d+)?")
 _DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 # "6 April 2010 - 5 April 2011", "From 1 January 2004", "January 2004 - ...", "2008/09", "2011-12 onwards"
-_WORDED_DATE = re.compile(rf"^(?:from\s+)?(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b", re.I)
+_WORDED = rf"(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b"
+_WORDED_DATE = re.compile(rf"^(?:from\s+)?{_WORDED}", re.I)
+_WORDED_IN_TEXT = re.compile(rf"\b{_WORDED}", re.I)
+
+
+def _worded_date(m: re.Match[str]) -> date | None:
+    try:
+        return date(int(m.group(3)), _MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
+    except ValueError:
+        return None
 _TAX_YEAR_CELL = re.compile(r"^((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
 
 
@@ -33,7 +42,7 @@ def _cell_date(cell: str) -> date | None:
         if m := _DATE_CELL.match(text):
             return date(int(m.group(3)), int(m.group(2)), int(m.group(1)))
         if m := _WORDED_DATE.match(text):
-            return date(int(m.group(3)), _MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
+            return _worded_date(m)
     except ValueError:
         return None
     if (m := _TAX_YEAR_CELL.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
@@ -146,8 +155,11 @@ def lookup_numbers(question: str) -> list[Measure]:
 
 
 def lookup_date(question: str) -> date | None:
-    """The date a question asks about, for tables of periods: the start of the latest tax
-    year (or calendar year) it names."""
+    """The date a question asks about, for tables of periods: the latest date it names in words
+    ("back in December 2006"), else the start of the latest tax year (or calendar year) it names."""
+    worded = [d for m in _WORDED_IN_TEXT.finditer(question) if (d := _worded_date(m))]
+    if worded:
+        return max(worded)
     named = years_named(question)
     if not named:
         return None

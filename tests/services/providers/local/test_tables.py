@@ -171,3 +171,12 @@ def test_a_table_of_periods_keyed_in_words_or_by_tax_year_is_looked_up_by_the_qu
     by_year = ["Year | Charge", "2005/06 | £500", "2007/08 onwards | £3,000"]
     assert lookup_rows(by_year, [], lookup_date("what was it in 2006-07?")) == {1}
     assert lookup_rows(by_year, [], lookup_date("and in 2010-11?")) == {2}
+
+
+def test_a_month_the_question_names_looks_up_the_period_it_falls_in() -> None:
+    # EIM71327 keys its allowances by periods starting in October
+    rows = ["Period | Allowance (per night)", "3 October 2005 - October 2006 | £28.10", "October 2006 - September 2007 | £28.60"]
+    assert lookup_date("And what was it back in December 2006?") == date(2006, 12, 1)
+    assert lookup_date("from 6 April 2010 to 5 April 2011") == date(2011, 4, 5)  # the latest it names
+    assert lookup_rows(rows, [], lookup_date("And what was it back in December 2006?")) == {2}
+    assert lookup_rows(rows, [], lookup_date("And what was it in 2006?")) == {1}  # a bare year: its first day
