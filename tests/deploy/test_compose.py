@@ -32,7 +32,7 @@ INFRA_SERVICES = {"redis", "opensearch", "qdrant"}
 EDGE_SERVICES = {"proxy"}  # the one published port, in front of the gateway replicas
 ONE_SHOT_SERVICES = {"init"}  # run once and exit: no healthcheck, never restarted
 PROFILE_STORES = {None: set(), "local": {"redis"}, "servers": {"redis", "opensearch", "qdrant"}}
-EVAL_ONLY = {"matplotlib", "haystack-ai", "scikit-learn"}  # pyproject's `eval` extra: not in the image
+EVAL_ONLY = {"matplotlib", "haystack-ai", "scikit-learn", "scipy"}  # pyproject's `eval` extra: not in the image
 # The test extra's browser driver, for `taxnav bench screens` (which says how to install it when absent).
 BROWSER_ONLY = {"playwright"}
 BROWSER_MODULES = ("taxnav/browser.py", "taxnav/bench/screens.py")
@@ -436,7 +436,7 @@ def test_the_image_installs_everything_the_code_imports() -> None:
 
 
 def test_the_image_leaves_out_the_eval_extra() -> None:
-    """matplotlib, haystack-ai and scikit-learn serve `taxnav eval` and `taxnav ranker` only: not installed by the runtime image,
+    """matplotlib, haystack-ai, scikit-learn and scipy serve `taxnav eval` and `taxnav ranker` only: not installed by the runtime image,
     but by `make setup` (tests and `make eval` need them)."""
     from packaging.utils import canonicalize_name
 

@@ -36,7 +36,7 @@ from services.ranking.model import RankerModel, default_path, load_ranker
 from services.providers.local.tables import TERMINAL, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.providers.local.units import (
     ANAPHOR, DEPENDENT, EXAMPLE_TITLE, NOTE, SEE_NOTE, Unit, chunk_units, computation_line, gives,
-    introduces_list, is_illustration, is_label, is_signpost, list_items, scored_text, states_amount, states_rule, withdraws, years_only,
+    introduces_list, is_illustration, is_label, is_signpost, list_items, scored_text, states_rule, withdraws, years_only,
 )
 from services.text.figures import checkable_facts
 from services.text.terms import corpus_stats, terms
