@@ -26,7 +26,7 @@ import numpy as np
 
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import ClaimRole
-from shared.contracts.corpus import ITEM_LABEL
+from shared.contracts.corpus import ITEM_LABEL, section_of
 from shared.contracts.pipeline import Draft, DraftSentence, Query, SelectionResult
 from shared.index import CorpusIndex
 from services.providers.base import question_vector
@@ -435,12 +435,13 @@ def _later_in_chunk(a: str, b: str) -> bool:
 
 
 def items_joined(claims: list[DraftSentence]) -> list[DraftSentence]:
-    """A claim that opens in lower case right after one ending with a colon is an item of the
-    list that claim introduces (quoted apart when the items between them were not chosen): it
-    joins its lead-in, so that neither is read without the other."""
+    """A claim that opens in lower case right after one ending with a colon, or after another
+    claim of its page, is an item of the list that claim introduces or quotes (quoted apart when
+    the items between them were not chosen): it joins that claim, so that it is never read
+    without its lead-in."""
     out: list[DraftSentence] = []
     for claim in claims:
-        if out and out[-1].text.rstrip().endswith(":") and claim.text[:1].islower():
+        if out and claim.text[:1].islower() and (out[-1].text.rstrip().endswith(":") or section_of(out[-1].citations[-1]) == section_of(claim.citations[0])):
             out[-1] = out[-1].model_copy(update={"text": f"{out[-1].text} {claim.text}", "citations": list(dict.fromkeys([*out[-1].citations, *claim.citations]))})
         else:
             out.append(claim)

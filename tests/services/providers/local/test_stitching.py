@@ -560,13 +560,14 @@ def test_an_item_quoted_apart_from_its_lead_in_joins_it_and_a_crumb_is_never_quo
         DraftSentence(text="In a case where property is transferred the request should:", citations=["EIM1#c0.p0"]),
         DraftSentence(text="attach a copy of any tenancy agreement in force.", citations=["EIM1#c0.p3"]),
         DraftSentence(text="A new rule that stands alone.", citations=["EIM1#c0.p4"]),
-        DraftSentence(text="another line in lower case after a full stop.", citations=["EIM1#c0.p5"]),
+        DraftSentence(text="another item of the list on that page.", citations=["EIM1#c0.p5"]),
+        DraftSentence(text="a line in lower case from another page.", citations=["EIM2#c0.p0"]),
     ]
     joined = items_joined(claims)
     assert [c.text for c in joined] == [
         "In a case where property is transferred the request should: attach a copy of any tenancy agreement in force.",
-        "A new rule that stands alone.",
-        "another line in lower case after a full stop.",  # no lead-in before it: left as it is (quotable keeps such lines out)
+        "A new rule that stands alone. another item of the list on that page.",  # its page's claim before it: read after it
+        "a line in lower case from another page.",  # nothing of its page before it: left as it is (quotable keeps such lines out)
     ]
     assert joined[0].citations == ["EIM1#c0.p0", "EIM1#c0.p3"]
     crumbs = units_of(Paragraph(id="EIM1#c0.p0", text="Example 1"), Paragraph(id="EIM1#c0.p1", text="See EIM24360."), Paragraph(id="EIM1#c0.p2", text="This is taxable."))
