@@ -153,7 +153,6 @@ class LocalStitchingSettings(BaseModel):
     relative_floor: float = Field(0.5, description="a sentence must score this share of the best sentence")
     detail_floor: float = Field(0.25, description="a sentence in the detail (collapsed until opened) must score this share of the best sentence")
     neighbour_floor: float = Field(0.8, description="a sentence next to a quoted one in its paragraph joins that claim above this share of the floor")
-    rate_table_pages: int = Field(3, description="leading pages whose rate tables give a rate question a row")
     rate_table_match: float = Field(0.15, description="a rate table must share this much of the question to be its answer")
     same_statement: float = Field(0.8, description="word overlap (figures aside) above which a sentence repeats a quoted one")
     list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")

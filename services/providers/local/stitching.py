@@ -70,7 +70,7 @@ UNIT_FEATURES = (
     "list_lead_in",
     "list_item",
     "ended_rule",  # "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"
-    "best_rate_row",  # the best row of a rate table on a leading page, for a rate question
+    "best_rate_row",  # the best row of a rate table about the question's subject, for a rate question
     "terms_if_aside",  # its terms again when it is a signpost or an unasked example: they count differently there
     "cosine_if_aside",
     "terms_x_page_probability",
@@ -165,7 +165,7 @@ def featured_units(query: Query, selection: SelectionResult, settings: Settings,
                     "terms_x_page_probability": own_coverage * bundle.score,
                 }
                 place += 1
-            if rate_question and rank < tuning.rate_table_pages:
+            if rate_question:
                 for best in rate_table_rows(units, weights, context, tuning.rate_table_match):
                     best.features["best_rate_row"] = 1.0
             out += units
