@@ -21,9 +21,7 @@ _NUM = re.compile(r"\d+(?:\.\d+)?")
 _DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 # "6 April 2010 - 5 April 2011", "From 1 January 2004", "January 2004 - ...", "2008/09", "2011-12 onwards"
-_WORDED = rf"(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b"
-_WORDED_DATE = re.compile(rf"^(?:from\s+)?{_WORDED}", re.I)
-_WORDED_IN_TEXT = re.compile(rf"\b{_WORDED}", re.I)
+_WORDED_DATE = re.compile(rf"\b(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b", re.I)
 
 
 def _worded_date(m: re.Match[str]) -> date | None:
@@ -41,7 +39,7 @@ def _cell_date(cell: str) -> date | None:
     try:
         if m := _DATE_CELL.match(text):
             return date(int(m.group(3)), int(m.group(2)), int(m.group(1)))
-        if m := _WORDED_DATE.match(text):
+        if m := _WORDED_DATE.match(text[5:] if text.lower().startswith("from ") else text):
             return _worded_date(m)
     except ValueError:
         return None
@@ -157,7 +155,7 @@ def lookup_numbers(question: str) -> list[Measure]:
 def lookup_date(question: str) -> date | None:
     """The date a question asks about, for tables of periods: the latest date it names in words
     ("back in December 2006"), else the start of the latest tax year (or calendar year) it names."""
-    worded = [d for m in _WORDED_IN_TEXT.finditer(question) if (d := _worded_date(m))]
+    worded = [d for m in _WORDED_DATE.finditer(question) if (d := _worded_date(m))]
     if worded:
         return max(worded)
     named = years_named(question)
