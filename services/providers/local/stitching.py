@@ -581,13 +581,14 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     # The lead reads on its own: the best unit that does not lean on the sentence before it,
     # unless that one scores well below the best.
     standalone = next((u for u in ranked_answer if reads_alone(units, position[id(u)], tuning.list_items)), ranked_answer[0])
-    if standalone.score >= tuning.lead_standalone * ranked_answer[0].score:
+    if standalone.score >= tuning.lead_standalone * ranked_answer[0].score or ranked_answer[0].aside:  # an unasked example or a signpost never leads
         ranked_answer = [standalone, *(u for u in ranked_answer if u is not standalone)]
 
     # The answer quotes the lead's page and the pages whose best sentence competes with it;
     # the others' sentences are detail.
     quoted = competing_pages(page_best, ranked_answer[0].page_rank, tuning.page_compete, tuning.quoted_pages)
-    ranked_answer = [ranked_answer[0], *(u for u in ranked if u is not ranked_answer[0] and (u.page_rank in quoted or u.looked_up))]
+    # A signpost or a worked example nobody asked for is detail: the answer part states the rule.
+    ranked_answer = [ranked_answer[0], *(u for u in ranked if u is not ranked_answer[0] and (u.page_rank in quoted or u.looked_up) and not u.aside)]
 
     # The lead: the best unit with what it needs beside it (a long rule may take the hard cap).
     lead_index, lead_page = position[id(ranked_answer[0])], ranked_answer[0].page_rank
@@ -638,7 +639,7 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     for rank in sorted(quoted, key=lambda r: -page_best[r]):  # the page saying most first, while there is room
         if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
             continue
-        best = next((u for u in ranked if u.page_rank == rank and u.score >= floor), None)
+        best = next((u for u in ranked if u.page_rank == rank and u.score >= floor and not u.aside), None)
         need = _minimal_context(units, position[id(best)], tuning.answer_words_cap, tuning.list_items) if best is not None else None
         if need is not None:
             extra = {j: units[j] for j in need if j not in lead_part}

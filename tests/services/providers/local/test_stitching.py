@@ -572,3 +572,26 @@ def test_an_item_quoted_apart_from_its_lead_in_joins_it_and_a_crumb_is_never_quo
     assert joined[0].citations == ["EIM1#c0.p0", "EIM1#c0.p3"]
     crumbs = units_of(Paragraph(id="EIM1#c0.p0", text="Example 1"), Paragraph(id="EIM1#c0.p1", text="See EIM24360."), Paragraph(id="EIM1#c0.p2", text="This is taxable."))
     assert [quotable(crumbs, i, TUNING.list_items) for i in range(len(crumbs))] == [False, False, True]
+
+
+def _page(section: str, *texts: str) -> PageBundle:
+    paragraphs = [Paragraph(id=f"{section}#c0.p{n}", text=text) for n, text in enumerate(texts)]
+    chunk = Chunk(id=f"{section}#c0", section_id=section, manual=DEFAULT_MANUAL, position=0, heading_path=[], paragraphs=paragraphs, content_hash="h")
+    return PageBundle(section_id=section, score=0.5, chunks=[chunk])
+
+
+@pytest.mark.parametrize(("question", "example_in_answer"), [
+    ("How much can my employer pay me per mile for my own car without tax?", False),
+    ("Can you show me a worked example of the mileage payments my employer can make without tax?", True),
+])
+def test_a_worked_example_nobody_asked_for_is_left_to_the_detail(slice_settings: Settings, question: str, example_in_answer: bool) -> None:
+    settings = slice_settings.model_copy(deep=True)
+    settings.retrieval.use_vectors = False
+    rule = _page("EIM8", "Employers can pay mileage allowance payments free of tax up to the approved amount.", "The approved amount for a car is 45p a mile for the first 10,000 business miles.")
+    example = _page("EIM9", "Example", "G uses his own car for work and his employer pays him 45p a mile for 8,000 business miles, all of it free of tax.")
+    query = Query(id="q", question=question, manual=DEFAULT_MANUAL)
+    draft = stitch(query, SelectionResult(pages=[rule, example], dropped=[]), settings, [])
+    answer_part = [c for s in draft.sentences if s.role == "answer" for c in s.citations]
+    assert any(c.startswith("EIM8") for c in answer_part)
+    assert any(c.startswith("EIM9") for c in answer_part) is example_in_answer
+    assert any(c.startswith("EIM9") for s in draft.sentences for c in s.citations)  # unasked, it is still in the detail
