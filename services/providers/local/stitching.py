@@ -4,7 +4,7 @@ train`): the probability that it states what answers the question, from its UNIT
 (its words and headings, its chunk's closeness in meaning, its page's probability and place,
 what it gives, what kind of unit it is). A unit that cannot be read with what the page gives
 beside it (a list item cut from its lead-in, a line of a worked computation) is never quoted,
-and a signpost or a worked example nobody asked for never opens the answer. The answer part
+and a signpost or a worked example nobody asked for is left to the detail. The answer part
 is the best unit with what it needs to be read right (a list intro with its items, an item
 with its intro, "This is taxable under ..."), then the units scoring near it from its page,
 and one statement from each of the two best pages and from any lower page whose best unit
