@@ -16,6 +16,9 @@ Definitions (the report repeats them):
   claim cites a gold/also_ok section: whether the answer leads from a page that answers (page
   choice). Lead facts when on point: lead facts over those questions alone (sentence choice
   within the right page). Together they say which of the two a lead-facts shortfall is.
+- marks: of the answer-part claims marked ``answering``, and of those marked ``background``,
+  the share that cite a gold/also_ok section and the share that state a key fact (answered
+  answerable questions): marks carry information when the first shares sit well above the second.
 - answer words / reply words: words of the answer part / of the whole reply (answer + detail),
   median over answered questions.
 - verdict correct (diagnostic): answered when the question expects an answer; refused with the expected
@@ -47,7 +50,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from shared.contracts.api import ClaimRole, QuestionResult, RefusalCategory, Verdict
+from shared.contracts.api import ClaimRole, QuestionResult, RefusalCategory, Relevance, Verdict
 from shared.contracts.corpus import section_of
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -136,6 +139,9 @@ class ClaimScore(BaseModel):
     missing: list[str] = Field(default_factory=list)  # claim facts absent from the cited text
     role: ClaimRole = "answer"
     reads_alone: bool = True  # False: a fragment no one can read on its own (``reads_alone``)
+    relevance: Relevance | None = None  # the service's mark on an answer claim
+    on_point: bool = False  # cites a gold/also_ok section
+    states_fact: bool = False  # states one of the question's key facts
     # the second-opinion judge's view (``taxnav eval --judge``), None when no judge ran
     judge_correct: bool | None = None
     judge_grounded: bool | None = None
@@ -298,6 +304,7 @@ def score_result(
         if (value := section_recall(question.gold_sections, question.also_ok, found)) is not None
     }
     paragraph_text = {c.paragraph_id: c.text for c in result.citations}
+    acceptable = set(question.gold_sections) | set(question.also_ok)
     claims = []
     for sentence in sentences:
         cited = [paragraph_text[c] for c in sentence.citations if c in paragraph_text]
@@ -312,6 +319,9 @@ def score_result(
                 missing=missing,
                 role=sentence.role,
                 reads_alone=reads_alone(sentence.text),
+                relevance=sentence.relevance,
+                on_point=any(section_of(c) in acceptable for c in sentence.citations),
+                states_fact=any(key_fact_found(f, sentence.text) for f in question.key_facts),
             )
         )
     answer_text = " ".join(s.text for s in sentences)
@@ -322,7 +332,6 @@ def score_result(
     reply = " ".join([answer_part, *(s.text for s in sentences if s.role != "answer")])
     reply_window = first_words(reply, REPLY_WINDOW_WORDS)
     lead_window = first_words(answer_part, LEAD_WINDOW_WORDS)
-    acceptable = set(question.gold_sections) | set(question.also_ok)
     on_gold = [s for s in answer_sentences if any(section_of(c) in acceptable for c in s.citations)]
     in_window = [f for f in question.key_facts if key_fact_found(f, reply_window)]
     verdict_ok = verdict_correct(question.expect, question.refusal, result.status, refusal)
@@ -407,6 +416,23 @@ def refusal_scores(pairs: Sequence[tuple[str | None, str | None]]) -> RefusalSco
     return RefusalScores(precision=_ratio(correct, made), recall=_ratio(correct, expected), by_category=by_category)
 
 
+class MarkScore(BaseModel):
+    claims: int
+    on_point: float  # share citing a gold/also_ok section
+    states_fact: float  # share stating a key fact
+
+
+def mark_scores(claims: Sequence[ClaimScore]) -> dict[str, MarkScore]:
+    """Answer claims grouped by their mark: how many, and how often each group is on point."""
+    out: dict[str, MarkScore] = {}
+    for mark in ("answering", "background"):
+        group = [c for c in claims if c.role == "answer" and c.relevance == mark]
+        out[mark] = MarkScore(
+            claims=len(group), on_point=_ratio(sum(c.on_point for c in group), len(group)), states_fact=_ratio(sum(c.states_fact for c in group), len(group))
+        )
+    return out
+
+
 class VariantMetrics(BaseModel):
     questions: int
     strict_correct: int  # the headline: answerable strictly right + refusals of the right category
@@ -438,6 +464,7 @@ class VariantMetrics(BaseModel):
     groundedness: float
     claims: int
     fragments: int = 0  # claims (answer and detail) that cannot be read alone
+    marks: dict[str, MarkScore] = Field(default_factory=dict)  # answer claims by their mark (answering, background)
     median_latency_ms: float
     median_retrieval_ms: float | None
 
@@ -502,6 +529,7 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
         groundedness=_ratio(sum(c.grounded for c in claims), len(claims)),
         claims=len(claims),
         fragments=sum(not c.reads_alone for c in claims),
+        marks=mark_scores([c for o in answered_answerable for c in o.claims]),
         median_latency_ms=statistics.median(o.latency_ms for o in outcomes) if outcomes else 0.0,
         median_retrieval_ms=statistics.median(retrieval_ms) if retrieval_ms else None,
     )

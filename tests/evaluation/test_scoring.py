@@ -420,6 +420,24 @@ def test_lead_on_point_splits_page_choice_from_sentence_choice():
     assert not refused.lead_on_point and aggregate([refused], STAGES).lead_on_point == 1.0  # nothing answered: nothing wrong
 
 
+def test_marks_are_scored_by_how_often_each_is_on_point():
+    def marked(text: str, pid: str, relevance: str | None, role: str = "answer") -> Sentence:
+        return _sentence(text, pid, role).model_copy(update={"relevance": relevance})
+
+    outcome = _strict(
+        [
+            marked("Cars get 45p a mile.", "EIM31240#c1.p1", "answering"),
+            marked("The approved amount is set by law.", "EIM31240#c1.p2", "answering"),
+            marked("Vans are taxed as a benefit.", "EIM99999#c0.p0", "background"),
+            marked("Bicycles get 20p a mile.", "EIM99999#c0.p1", "background"),
+            marked("Cars get 45p a mile in the detail.", "EIM31240#c1.p3", None, role="detail"),
+        ]
+    )
+    marks = aggregate([outcome], STAGES).marks
+    assert (marks["answering"].claims, marks["answering"].on_point, marks["answering"].states_fact) == (2, 1.0, 0.5)
+    assert (marks["background"].claims, marks["background"].on_point, marks["background"].states_fact) == (2, 0.0, 0.0)
+
+
 def test_strict_headline_counts_refusals_of_the_right_category_only():
     refuse = EvalQuestion(id="R", question="VAT?", expect="refuse", refusal="out_of_scope")
     right = score_result(refuse, _refused("out_of_scope"), latency_ms=1.0, facts=checkable_facts)
