@@ -467,11 +467,11 @@
     return list;
   }
 
-  /** How sure the answer is that a claim answers the question (the passage ranker's
+  /** How sure the answer is that a claim's page answers the question (the page ranker's
    *  probability against its threshold): beside the verdict, which says the words are the source's. */
   function relevanceBadge(sentence) {
     const answering = sentence.relevance === 'answering';
-    const sure = typeof sentence.confidence === 'number' ? ` (${Math.round(sentence.confidence * 100)}% likely it answers)` : '';
+    const sure = typeof sentence.confidence === 'number' ? ` (${Math.round(sentence.confidence * 100)}% likely its page answers)` : '';
     return el('span', { class: `relevance-badge relevance-${sentence.relevance}`, title: `How sure the answer is${sure}` },
       answering ? 'Answers your question' : 'Related background');
   }

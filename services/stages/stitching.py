@@ -46,14 +46,14 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
 
 
 def mark_relevance(draft: Draft, selection: SelectionResult) -> None:
-    """The answer claims a provider left unmarked (one without a passage ranker) marked as
-    answering or as background by how likely the page ranker holds their page to answer (its
-    probability against the ranker's learned threshold); nothing when selection had no ranker."""
+    """Each answer claim marked as answering or as background by how likely the page ranker
+    holds its page to answer (its probability against the ranker's learned threshold); nothing
+    when selection had no ranker."""
     if selection.answering_threshold is None:
         return
     probability = {p.section_id: p.score for p in selection.pages}
     for sentence in draft.sentences:
-        if sentence.role == "answer" and sentence.relevance is None:
+        if sentence.role == "answer":
             sure = max(probability.get(section_of(c), 0.0) for c in sentence.citations)
             sentence.confidence = round(sure, 2)
             sentence.relevance = "answering" if sure >= selection.answering_threshold else "background"

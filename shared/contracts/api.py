@@ -56,8 +56,8 @@ class Sentence(BaseModel):
     verdict: Verdict
     reason: str
     role: ClaimRole = "answer"
-    relevance: Relevance | None = None  # answer claims: does it answer the question, or give background?
-    confidence: float | None = None  # how sure the service is that the claim answers: the passage ranker's probability (the page ranker's where the provider has none)
+    relevance: Relevance | None = None  # answer claims: does its page answer the question, or give background?
+    confidence: float | None = None  # the page ranker's probability that the claim's page answers
 
 
 class Alternative(BaseModel):

@@ -71,8 +71,8 @@ class DraftSentence(BaseModel):
     text: str
     citations: list[str]  # paragraph ids, only from selected pages
     role: ClaimRole = "answer"
-    relevance: Relevance | None = None  # answer claims: whether it answers the question or gives background
-    confidence: float | None = None  # the passage ranker's probability that the claim answers (the page ranker's where the provider has none)
+    relevance: Relevance | None = None  # answer claims: whether its page answers the question or gives background
+    confidence: float | None = None  # the page ranker's probability that the claim's page answers
 
 
 class Draft(BaseModel):

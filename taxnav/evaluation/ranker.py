@@ -449,6 +449,7 @@ def _print(report: dict) -> None:
             f"  {source:28} answerable right {m['answerable_ok']}  lead facts {m['lead_facts']:.1%}  claim precision {m['claim_precision']:.1%}"
             f"  first sentence {m['first_sentence_fact']:.1%}  answer words {m['answer_words_median']:.0f}  strict {m['strict_correct']}/{m['questions']}"
             + "".join(f"  {k} {v['claims']} on point {v['on_point']:.0%} fact {v['states_fact']:.0%}" for k, v in m.get('marks', {}).items())
+            + f"  lead mark agrees {m.get('lead_mark_agrees', 0.0):.0%}"
         )
 
 

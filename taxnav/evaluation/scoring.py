@@ -19,6 +19,8 @@ Definitions (the report repeats them):
 - marks: of the answer-part claims marked ``answering``, and of those marked ``background``,
   the share that cite a gold/also_ok section and the share that state a key fact (answered
   answerable questions): marks carry information when the first shares sit well above the second.
+  Lead mark agrees: share of answered answerable questions whose first claim is marked
+  ``answering`` exactly when the answer is strictly right.
 - answer words / reply words: words of the answer part / of the whole reply (answer + detail),
   median over answered questions.
 - verdict correct (diagnostic): answered when the question expects an answer; refused with the expected
@@ -433,6 +435,13 @@ def mark_scores(claims: Sequence[ClaimScore]) -> dict[str, MarkScore]:
     return out
 
 
+def lead_mark_agrees(outcome: QuestionOutcome) -> bool:
+    """Whether the first answer claim's mark tells the truth about the answer: ``answering``
+    on a strictly right answer, anything else on a wrong one."""
+    lead = next((c for c in outcome.claims if c.role == "answer"), None)
+    return (lead is not None and lead.relevance == "answering") == outcome.answer_ok
+
+
 class VariantMetrics(BaseModel):
     questions: int
     strict_correct: int  # the headline: answerable strictly right + refusals of the right category
@@ -465,6 +474,7 @@ class VariantMetrics(BaseModel):
     claims: int
     fragments: int = 0  # claims (answer and detail) that cannot be read alone
     marks: dict[str, MarkScore] = Field(default_factory=dict)  # answer claims by their mark (answering, background)
+    lead_mark_agrees: float = 0.0  # answered answerable questions whose first claim is marked answering exactly when the answer is right
     median_latency_ms: float
     median_retrieval_ms: float | None
 
@@ -530,6 +540,7 @@ def aggregate(outcomes: Sequence[QuestionOutcome], stages: Sequence[str]) -> Var
         claims=len(claims),
         fragments=sum(not c.reads_alone for c in claims),
         marks=mark_scores([c for o in answered_answerable for c in o.claims]),
+        lead_mark_agrees=_ratio(sum(lead_mark_agrees(o) for o in answered_answerable), len(answered_answerable)),
         median_latency_ms=statistics.median(o.latency_ms for o in outcomes) if outcomes else 0.0,
         median_retrieval_ms=statistics.median(retrieval_ms) if retrieval_ms else None,
     )

@@ -433,9 +433,15 @@ def test_marks_are_scored_by_how_often_each_is_on_point():
             marked("Cars get 45p a mile in the detail.", "EIM31240#c1.p3", None, role="detail"),
         ]
     )
-    marks = aggregate([outcome], STAGES).marks
+    metrics = aggregate([outcome], STAGES)
+    marks = metrics.marks
     assert (marks["answering"].claims, marks["answering"].on_point, marks["answering"].states_fact) == (2, 1.0, 0.5)
     assert (marks["background"].claims, marks["background"].on_point, marks["background"].states_fact) == (2, 0.0, 0.0)
+    # the answer is not strictly right (one key fact of three in its reply) yet leads with an answering mark
+    assert not outcome.answer_ok and metrics.lead_mark_agrees == 0.0
+    right = _strict([marked("Cars get 45p a mile, 25p after 10,000 miles.", "EIM31240#c1.p1", "answering")])
+    unsure = _strict([marked("Cars get 45p a mile, 25p after 10,000 miles.", "EIM31240#c1.p1", "background")])
+    assert right.answer_ok and aggregate([right, unsure, outcome], STAGES).lead_mark_agrees == 1 / 3
 
 
 def test_strict_headline_counts_refusals_of_the_right_category_only():

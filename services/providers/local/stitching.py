@@ -365,10 +365,8 @@ def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer", order: list[i
         if claims and joinable and plain and (same_paragraph or goes_on or (item and listing == unit.page_rank)):
             claims[-1].text += " " + unit.text
             claims[-1].citations += [c for c in ids if c not in claims[-1].citations]
-            if role == "answer":
-                claims[-1].confidence = max(claims[-1].confidence or 0.0, unit.score)
         else:
-            claims.append(DraftSentence(text=unit.text, citations=ids, role=role, confidence=unit.score if role == "answer" else None))
+            claims.append(DraftSentence(text=unit.text, citations=ids, role=role))
             listing = None
         if plain and introduces_list(unit):
             listing = unit.page_rank
@@ -444,10 +442,7 @@ def items_joined(claims: list[DraftSentence]) -> list[DraftSentence]:
     out: list[DraftSentence] = []
     for claim in claims:
         if out and claim.text[:1].islower() and (out[-1].text.rstrip().endswith(":") or section_of(out[-1].citations[-1]) == section_of(claim.citations[0])):
-            joined = [c.confidence for c in (out[-1], claim) if c.confidence is not None]
-            out[-1] = out[-1].model_copy(
-                update={"text": f"{out[-1].text} {claim.text}", "citations": list(dict.fromkeys([*out[-1].citations, *claim.citations])), "confidence": max(joined, default=None)}
-            )
+            out[-1] = out[-1].model_copy(update={"text": f"{out[-1].text} {claim.text}", "citations": list(dict.fromkeys([*out[-1].citations, *claim.citations]))})
         else:
             out.append(claim)
     return out
@@ -558,13 +553,6 @@ def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[i
     return [claims[k], *claims[:k], *claims[k + 1:]]
 
 
-def marked(claims: list[DraftSentence], threshold: float) -> list[DraftSentence]:
-    """Each answer claim marked by how sure the passage ranker is that it states what answers
-    (its best unit's probability, its ``confidence``, against the ranker's learned threshold): a
-    claim from the answering page that only gives a condition or the setting reads as background."""
-    return [c.model_copy(update={"relevance": "answering" if (c.confidence or 0.0) >= threshold else "background"}) for c in claims]
-
-
 def stitch(query: Query, selection: SelectionResult, settings: Settings, carried_vector: list[float]) -> Draft:
     """The answer part: the best-scoring unit first (scored for the kind of thing the question
     asks), then what else scores near it, in the manual's order, within tuning.answer_claims claims and
@@ -671,7 +659,6 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
         if j >= lead_index or j in (intro, notice) or leans or units[j].last_paragraph.id == units[lead_index].paragraph.id
     )
     answer = figure_first(question_kind(query.question), without_lone_intros(items_joined(lead_first(lead_index, start, {**lead_part, **rest})), tuning.lead_in_words), {**lead_part, **rest})
-    answer = marked(answer, passage_model(settings).answering_threshold)
 
     # The detail: the next units above its own floor with their context, the reply within
     # tuning.reply_words. It is collapsed until opened, so it may reach further down than the answer.

@@ -10,7 +10,7 @@ import pytest
 from services.dispatch import answer
 from services.pipeline import STAGES, new_state, run_stage
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, items_joined, list_intro, marked, passage_model, quotable, rate_table_rows, reads_alone, repeats, score_units, UNIT_FEATURES,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, items_joined, list_intro, passage_model, quotable, rate_table_rows, reads_alone, repeats, score_units, UNIT_FEATURES,
     stitch,
     table_full, without_lone_intros,
 )
@@ -572,21 +572,6 @@ def test_an_item_quoted_apart_from_its_lead_in_joins_it_and_a_crumb_is_never_quo
     assert joined[0].citations == ["EIM1#c0.p0", "EIM1#c0.p3"]
     crumbs = units_of(Paragraph(id="EIM1#c0.p0", text="Example 1"), Paragraph(id="EIM1#c0.p1", text="See EIM24360."), Paragraph(id="EIM1#c0.p2", text="This is taxable."))
     assert [quotable(crumbs, i, TUNING.list_items) for i in range(len(crumbs))] == [False, False, True]
-
-
-def test_a_claim_is_as_sure_as_its_best_unit_and_marked_against_the_passage_threshold() -> None:
-    claims = [
-        DraftSentence(text="The exemption covers a party if:", citations=["EIM1#c0.p0"], confidence=0.05),
-        DraftSentence(text="it costs no more than £150 a head.", citations=["EIM1#c0.p1"], confidence=0.6),
-        DraftSentence(text="A tronc is run by a troncmaster.", citations=["EIM2#c0.p0"], confidence=0.1),
-    ]
-    joined = marked(items_joined(claims), threshold=0.3)
-    assert [(c.confidence, c.relevance) for c in joined] == [(0.6, "answering"), (0.1, "background")]  # the item's probability carries its lead-in
-    units = units_of(Paragraph(id="EIM1#c0.p0", text="This is taxable. It is also reportable on the P11D."))
-    for unit, score in zip(units, (0.2, 0.7), strict=True):
-        unit.score = score
-    assert [c.confidence for c in claims_of(dict(enumerate(units)))] == [0.7]  # one paragraph, one claim, its best sentence's probability
-    assert [c.confidence for c in claims_of(dict(enumerate(units)), role="detail")] == [None]  # the detail carries no mark
 
 
 def _page(section: str, *texts: str) -> PageBundle:
