@@ -639,7 +639,8 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, carried
     for rank in sorted(quoted, key=lambda r: -page_best[r]):  # the page saying most first, while there is room
         if any(u.page_rank == rank for u in [*lead_part.values(), *rest.values()]):
             continue
-        best = next((u for u in ranked if u.page_rank == rank and u.score >= floor and not u.aside), None)
+        # (selection's first pages are quoted whatever their best unit scores; a page that only competes needs the floor)
+        best = next((u for u in ranked if u.page_rank == rank and (u.score >= floor or rank < tuning.quoted_pages) and not u.aside), None)
         need = _minimal_context(units, position[id(best)], tuning.answer_words_cap, tuning.list_items) if best is not None else None
         if need is not None:
             extra = {j: units[j] for j in need if j not in lead_part}

@@ -595,3 +595,19 @@ def test_a_worked_example_nobody_asked_for_is_left_to_the_detail(slice_settings:
     assert any(c.startswith("EIM8") for c in answer_part)
     assert any(c.startswith("EIM9") for c in answer_part) is example_in_answer
     assert any(c.startswith("EIM9") for s in draft.sentences for c in s.citations)  # unasked, it is still in the detail
+
+
+def test_the_answer_part_quotes_each_of_selections_first_pages_whatever_their_best_unit_scores(slice_settings: Settings) -> None:
+    settings = slice_settings.model_copy(deep=True)
+    settings.retrieval.use_vectors = False
+    first = _page("EIM8", "Employers can pay mileage allowance payments free of tax up to the approved amount.", "The approved amount for a car is 45p a mile for the first 10,000 business miles.")
+    second = _page("EIM7", "Passenger payments of up to 5p a mile can be paid free of tax for each colleague carried on a business journey.")
+    first.score, second.score = 0.9, 0.02  # the page ranker's probabilities: the second page far behind
+    query = Query(id="q", question="How much can my employer pay me per mile for my own car without tax?", manual=DEFAULT_MANUAL)
+    selection = SelectionResult(pages=[first, second], dropped=[])
+    units = score_units(query, selection, settings, None)
+    best = {rank: max(u.score for u in units if u.page_rank == rank) for rank in (0, 1)}
+    assert best[1] < settings.stitching.local.relative_floor * best[0]  # its best unit falls under the answer's floor
+    draft = stitch(query, selection, settings, [])
+    answer_part = {c.split("#")[0] for s in draft.sentences if s.role == "answer" for c in s.citations}
+    assert answer_part == {"EIM8", "EIM7"}  # selection ranked it among the first (quoted_pages): the answer quotes it
