@@ -334,7 +334,8 @@ def score_result(
     reply = " ".join([answer_part, *(s.text for s in sentences if s.role != "answer")])
     reply_window = first_words(reply, REPLY_WINDOW_WORDS)
     lead_window = first_words(answer_part, LEAD_WINDOW_WORDS)
-    on_gold = [s for s in answer_sentences if any(section_of(c) in acceptable for c in s.citations)]
+    answer_claims = [c for c in claims if c.role == "answer"]
+    on_gold = [c for c in answer_claims if c.on_point]
     in_window = [f for f in question.key_facts if key_fact_found(f, reply_window)]
     verdict_ok = verdict_correct(question.expect, question.refusal, result.status, refusal)
     answer_ok = (
@@ -350,13 +351,12 @@ def score_result(
         gold_in_answer_part=bool(on_gold),
         key_facts_in_reply_window=in_window,
         lead_facts=[f for f in question.key_facts if key_fact_found(f, lead_window)],
-        first_sentence_fact=bool(answer_sentences)
-        and any(key_fact_found(f, answer_sentences[0].text) for f in question.key_facts),
+        first_sentence_fact=bool(answer_claims) and answer_claims[0].states_fact,
         answer_words=word_count(answer_part),
         reply_words=word_count(reply),
         answer_claims=len(answer_sentences),
         answer_claims_on_gold=len(on_gold),
-        lead_on_point=bool(answer_sentences) and bool(on_gold) and on_gold[0] is answer_sentences[0],
+        lead_on_point=bool(answer_claims) and answer_claims[0].on_point,
         id=question.id,
         question=question.question,
         expect=question.expect,
