@@ -20,7 +20,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,6 +205,16 @@ def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .
     return [root(i) for i in range(len(items))]
 
 
+def grouped_folds(items: Sequence, folds: int, seed: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:  # noqa: ANN001  (anything with .id and .gold_sections)
+    """(train, test) index arrays per fold, questions sharing a gold page in one fold; the same
+    folds every run, or the groups shuffled with ``seed`` (another split of the same questions:
+    how much of a change's figures the split decides)."""
+    from sklearn.model_selection import GroupKFold  # noqa: PLC0415
+
+    splitter = GroupKFold(n_splits=folds) if seed is None else GroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(len(items)), groups=gold_groups(items)))
+
+
 L2 = 0.01  # the listwise models' ridge penalty; the CV figures barely move between 0.001 and 0.1
 ALSO_OK_SHARE = 0.5  # an also_ok page takes half a gold page's share of the softmax's target
 
@@ -359,8 +369,6 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     each of its dialogs asked turn by turn in a conversation, scored as `taxnav eval` scores."""
     import tempfile  # noqa: PLC0415
 
-    from sklearn.model_selection import GroupKFold  # noqa: PLC0415
-
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
     from services.conversation_store import FileStore  # noqa: PLC0415
     from services.pipeline import STAGES  # noqa: PLC0415
@@ -375,7 +383,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     sets, dialog_sets = _load(args.questions), _load_dialogs(args.dialogs)
     held = [_Held(source, q, q.gold_sections, [q.id]) for source, qs in sets for q in qs]
     held += [_Held(source, d, sorted({g for t in d.turns for g in t.gold_sections}), [t.id for t in d.turns], dialog=True) for source, ds in dialog_sets for d in ds]
-    folds = list(GroupKFold(n_splits=args.folds).split(np.zeros(len(held)), groups=gold_groups(held)))
+    folds = grouped_folds(held, args.folds, args.seed)
     cands = {c.question_id: c for source, qs in sets for c in collect(qs, source, settings)}
     args.out.mkdir(parents=True, exist_ok=True)
     index = CorpusIndex.open(settings, settings.manual)
@@ -407,7 +415,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
             store, conversations = MemoryStore(), FileStore(fold_settings)
             turns += [(h.source, t) for h in test if h.dialog for t in ask_dialog(h.item, fold_settings, checkable_facts, store, conversations, baseline=False)]
         print(f"fold {k + 1}/{len(folds)}: {len(test)} questions and dialogs held out ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    report: dict[str, object] = {"folds": args.folds, "questions": len(held), "grouped_by": "gold page"}
+    report: dict[str, object] = {"folds": args.folds, "seed": args.seed, "questions": len(held), "grouped_by": "gold page"}
     held_out = [c for c in cands.values() if c.question_id in model_of]
     sources = [source for source, _ in [*sets, *dialog_sets]]
     report["pages"] = {source: _fold_page_metrics([c for c in held_out if c.source == source], model_of) for source in sources}
@@ -453,6 +461,21 @@ def _print(report: dict) -> None:
         )
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``low`` (else a usage error, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    return parse
+
+
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("ranker", help="train the page ranker, or score it by grouped cross-validation", description=__doc__)
     commands = parser.add_subparsers(dest="ranker_command", required=True, metavar="ACTION")
@@ -468,7 +491,8 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     cv = commands.add_parser("cv", parents=parents, help="k-fold cross-validation grouped by gold page, answers through the API")
     cv.add_argument("--questions", type=Path, nargs="+", default=defaults, help="labelled question files")
     cv.add_argument("--dialogs", type=Path, nargs="*", default=list(DIALOG_FILES), help="labelled dialog files (each dialog is held out whole)")
-    cv.add_argument("--folds", type=int, default=5)
+    cv.add_argument("--folds", type=_at_least(2), default=5, help="folds (at least 2; default 5)")
+    cv.add_argument("--seed", type=_at_least(0), help="shuffle the groups into folds with this seed (default: the same folds every run); another split measures how much a change's figures owe to the split")
     cv.add_argument("--pages-only", action="store_true", help="page order figures alone (no answers asked)")
     cv.add_argument("--out", type=Path, default=Path("reports/ranker-cv"), help="directory for cv.json, outcomes.jsonl and the fold models")
     cv.set_defaults(func=cross_validate)

@@ -11,7 +11,7 @@ import pytest
 
 from services.providers.local.page_features import PAGE_FEATURES
 from services.providers.local.stitching import UNIT_FEATURES
-from taxnav.evaluation.ranker import Candidates, Passages, answering_threshold, fit, fit_passages, gold_groups, page_metrics
+from taxnav.evaluation.ranker import Candidates, Passages, answering_threshold, fit, fit_passages, gold_groups, grouped_folds, page_metrics
 
 
 def test_questions_sharing_a_gold_page_directly_or_through_another_fall_in_one_group() -> None:
@@ -19,6 +19,21 @@ def test_questions_sharing_a_gold_page_directly_or_through_another_fall_in_one_g
     groups = gold_groups(items)
     assert groups[0] == groups[2] == groups[3]  # A-C joined through the third question
     assert len({groups[0], groups[1], groups[4], groups[5]}) == 4  # no gold page: a group of its own
+
+
+def test_folds_keep_a_gold_page_in_one_fold_and_a_seed_draws_another_split() -> None:
+    items = [SimpleNamespace(gold_sections=[f"P{i // 3}"] if i % 7 else []) for i in range(60)]
+    groups = gold_groups(items)
+
+    def test_sets(seed: int | None) -> list[frozenset[int]]:
+        folds = grouped_folds(items, 5, seed)
+        assert sorted(i for _, test in folds for i in test) == list(range(60))  # every question held out once
+        for train, test in folds:
+            assert not {groups[i] for i in train} & {groups[i] for i in test}  # a gold page never on both sides
+        return [frozenset(test.tolist()) for _, test in folds]
+
+    assert test_sets(None) == test_sets(None)  # the same folds every run by default
+    assert test_sets(1) == test_sets(1) and set(test_sets(1)) != set(test_sets(None)) != set(test_sets(2))
 
 
 def _question(rng: np.random.Generator, qid: str) -> Candidates:

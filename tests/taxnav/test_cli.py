@@ -78,6 +78,9 @@ def test_each_package_command_module_loads_without_the_taxnav_command_line() -> 
 def test_usage_errors_exit_2() -> None:
     assert taxnav("no-such-command").returncode == Exit.USAGE
     assert taxnav("ask").returncode == Exit.USAGE  # the question is missing
+    for bad in (["--folds", "1"], ["--seed", "-3"], ["--seed", "one"]):  # before any index or model is read
+        done = taxnav("ranker", "cv", *bad)
+        assert done.returncode == Exit.USAGE and bad[0] in done.stderr, done.stderr
 
 
 def test_ask_exit_codes_and_readable_output(slice_data_dir: Path) -> None:
