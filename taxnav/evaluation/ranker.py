@@ -183,7 +183,7 @@ def fit_rankers(candidates: Sequence[Candidates], dialog_sets: Sequence[tuple[st
     return fit([*candidates, *follow_ups], files), passages
 
 
-def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .id and .gold_sections)
+def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .gold_sections)
     """A group per set of questions that share a gold page (directly or through another
     question), so that no fold trains on a page it is scored on; a question with no gold
     page is a group of its own."""
@@ -205,7 +205,7 @@ def gold_groups(items: Sequence) -> list[int]:  # noqa: ANN001  (anything with .
     return [root(i) for i in range(len(items))]
 
 
-def grouped_folds(items: Sequence, folds: int, seed: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:  # noqa: ANN001  (anything with .id and .gold_sections)
+def grouped_folds(items: Sequence, folds: int, seed: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:  # noqa: ANN001  (anything with .gold_sections)
     """(train, test) index arrays per fold, questions sharing a gold page in one fold; the same
     folds every run, or the groups shuffled with ``seed`` (another split of the same questions:
     how much of a change's figures the split decides)."""
