@@ -1,14 +1,12 @@
 """The gateway: a FastAPI app over the question pipeline, the corpus pages and the web page.
 
-``create_app(settings)`` builds it; every module in gateway/api/routes/ contributes its
-``router``. OpenAPI at /docs and /openapi.json.
+``create_app(settings)`` builds it with the routes gateway/api/main.py lists. OpenAPI at /docs
+and /openapi.json.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import pkgutil
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -20,16 +18,12 @@ from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
-import gateway.api.routes as routes
+from gateway.api.main import api_router
 from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, WellFormedHead, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders, TypedCORS
-from services.conversation_store import make_conversation_store
-from services.dispatch import WARM_UP_QUESTION, answer
-from services.providers.local.selection import page_ranker
-from services.providers.local.stitching import passage_model
-from services.results import make_store
+from services.api import WARM_UP_QUESTION, answer, make_conversation_store, make_store, page_ranker, passage_model
 from shared import __version__, heap
 from shared.config import Settings, get_settings
 from shared.contracts.api import QuestionRequest
@@ -74,10 +68,6 @@ DOCS_INIT = """window.ui = SwaggerUIBundle({
   layout: "BaseLayout",
 });
 """
-
-
-def route_modules() -> list[str]:
-    return sorted(f"{routes.__name__}.{m.name}" for m in pkgutil.iter_modules(routes.__path__))
 
 
 def warm_up(settings: Settings, done: threading.Event) -> None:
@@ -133,8 +123,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(TypedCORS, allow_origins=gateway.cors_origins, allow_methods=["GET", "POST"], allow_headers=["*"])
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestCounter, metrics=app.state.metrics)  # outermost: sees 413s too
-    for name in route_modules():
-        app.include_router(importlib.import_module(name).router)
+    app.include_router(api_router)
 
     @app.get("/", include_in_schema=False)
     def index_page() -> FileResponse:

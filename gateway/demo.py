@@ -16,7 +16,7 @@ import time
 import httpx
 from rich.console import Console
 
-from services.cli import render, show
+from taxnav.ask import render, show
 from shared.contracts.api import QuestionResult
 
 READY_TIMEOUT_S = 180.0  # the first start loads the index and the embedder

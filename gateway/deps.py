@@ -10,7 +10,7 @@ from fastapi import Depends, Query, Request
 
 from gateway.errors import ApiError
 from gateway.metrics import GatewayMetrics
-from services.results import QuestionStore
+from services.api import QuestionStore
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 from shared.generation import (

@@ -1,6 +1,6 @@
 """The deadline of the question this thread is working on, for the code deep in a stage that
 waits on something slow (a model call): it never waits past the moment its client stops
-waiting. Set by the stage loop (services/pipeline.py ``run_stages``), in both modes.
+waiting. Set by the stage loop (services/answering/pipeline.py ``run_stages``), in both modes.
 """
 
 from __future__ import annotations

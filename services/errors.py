@@ -56,7 +56,7 @@ class IndexUnavailable(PipelineError):
     http_status = 503
 
 
-# A conversation's own errors (services/conversation.py, services/conversation_store.py): they stay in the gateway's process.
+# A conversation's own errors (services/conversations/reading.py, services/conversations/store.py): they stay in the gateway's process.
 class ConversationNotFound(PipelineError):
     kind = "not_found"
     http_status = 404

@@ -1,6 +1,6 @@
 """What every Celery app of ours shares: the Redis broker and result backend, JSON messages,
 the key prefix, and a transport that survives a full Redis. Each workload makes its own app
-from this (services/celery_app.py for the question stages, ingest_worker/celery_app.py for
+from this (services/runtime/celery_app.py for the question stages, ingest_worker/celery_app.py for
 ingests), listing exactly the task modules it serves.
 
 Question tasks acknowledge late: a worker killed mid-task leaves its message unacknowledged

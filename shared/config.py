@@ -54,11 +54,11 @@ class IngestSettings(BaseModel):
     manuals: list[str] = Field(default_factory=lambda: [DEFAULT_MANUAL])
     # Manuals indexed for keywords only, without embedding (a quick demo's other manuals:
     # embedding BIM and SAM takes minutes on 2 cores). Routing then compares every manual
-    # by its keyword evidence (services/scope.py).
+    # by its keyword evidence (services/answering/scope.py).
     bm25_only: list[str] = Field(default_factory=list)
     # Manuals ingested to route questions to, not to answer from: one vector per page (its
     # first chunk, title and opening text, clipped to page_vector_tokens) instead of one per
-    # chunk. Routing compares the manuals' nearest vectors (services/scope.py); every chunk of
+    # chunk. Routing compares the manuals' nearest vectors (services/answering/scope.py); every chunk of
     # BIM and SAM is 1.68M of the three manuals' 2.52M tokens, ~7 minutes on 2 idle cores.
     page_vectors: list[str] = Field(default_factory=lambda: ["business-income-manual", "self-assessment-manual"])
     page_vector_tokens: int = Field(default=128, ge=8)

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shared.config import Settings
 from shared.embeddings import base_embedder, embedder_identity
+
+if TYPE_CHECKING:
+    from shared.index import CorpusIndex
 
 MEANING_CACHE = 20000  # text vectors remembered across questions (~30 MB of MiniLM vectors)
 _VECTORS: dict[tuple[str, str], np.ndarray] = {}
@@ -45,3 +49,9 @@ def closeness(settings: Settings, texts: Sequence[str], question: np.ndarray) ->
     if not texts:
         return np.zeros(0, dtype=np.float32)
     return np.maximum(text_vectors(settings, texts) @ np.asarray(question, dtype=np.float32), 0.0)
+
+
+def question_vector(index: CorpusIndex, question: str, carried: list[float]) -> np.ndarray:
+    """The question's embedding: the one the request carries, else computed."""
+    return np.asarray(carried if carried else index.embed_query(question), dtype=np.float32)
+

@@ -1,7 +1,7 @@
 """`taxnav chat`: one conversation in the terminal, a question per line of stdin; and
 `taxnav ask --conversation ID|new`: one turn of a stored conversation.
 
-Each line is a turn: follow-ups are read with the turns before them (services/conversation.py).
+Each line is a turn: follow-ups are read with the turns before them (services/conversations/reading.py).
 After a conflict refusal, `/choose N` picks its option N; `/new` starts a new conversation.
 Conversations are stored where the gateway keeps them (the data directory in embedded mode,
 Redis in distributed mode), so `taxnav ask --conversation ID` and the page (`/?c=ID`) reopen them.
@@ -16,9 +16,9 @@ from typing import TextIO
 
 from rich.console import Console
 
-from services.cli import render, show
+from taxnav.ask import render, show
 from services.errors import PipelineError
-from services.results import make_store
+from services.api import make_store
 from shared.cli_common import Exit
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion
@@ -27,7 +27,7 @@ NEW = "new"
 
 
 def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
-    from services.conversation import conflict_options  # noqa: PLC0415  (heavy: the pipeline)
+    from services.api import conflict_options  # noqa: PLC0415  (heavy: the pipeline)
 
     head = f"[turn {turn.turn}, {turn.follow_up.kind.replace('_', ' ')}]"
     body = StringIO()  # the ask command's plain rendering (no terminal: no colours, one item a line)
@@ -39,13 +39,13 @@ def render_turn(turn) -> str:  # noqa: ANN001  (a TurnResult)
 
 
 def stores(settings: Settings):  # noqa: ANN201  (the conversation store and the question store)
-    from services.conversation_store import make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
+    from services.api import make_conversation_store  # noqa: PLC0415  (heavy: the pipeline)
 
     return make_conversation_store(settings), make_store(settings)
 
 
 def ask_turn(settings: Settings, conversations, questions, conversation_id: str, question: str, condition: str | None = None, manual: str | None = None):  # noqa: ANN001, ANN201  (the two stores of ``stores``)
-    from services.conversation_store import ask  # noqa: PLC0415  (heavy: the pipeline)
+    from services.api import ask  # noqa: PLC0415  (heavy: the pipeline)
 
     if conversation_id == NEW:
         conversation_id = conversations.create().id
@@ -54,7 +54,7 @@ def ask_turn(settings: Settings, conversations, questions, conversation_id: str,
 
 
 def chat(lines: TextIO, out: TextIO, settings: Settings, manual: str | None = None) -> int:
-    from services.conversation import conflict_options  # noqa: PLC0415  (heavy: the pipeline)
+    from services.api import conflict_options  # noqa: PLC0415  (heavy: the pipeline)
 
     conversations, questions = stores(settings)  # once for the whole conversation, not per turn
     cid = conversations.create().id
@@ -92,7 +92,7 @@ def run_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_ask(args: argparse.Namespace, settings: Settings) -> int:
-    """`taxnav ask --conversation ID|new "question"` (services/cli.py hands over here)."""
+    """`taxnav ask --conversation ID|new "question"` (taxnav/ask.py hands over here)."""
     from shared.index import CollectionNotFound  # noqa: PLC0415  (heavy: the index stack)
 
     try:
@@ -108,5 +108,5 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser = subparsers.add_parser("chat", parents=parents, help="one conversation in the terminal (stdin lines)")
     parser.add_argument("--manual", default=None, help="manual slug (default: settings.manual)")
     parser.set_defaults(func=run_chat)
-    # `taxnav ask --conversation` runs a turn here (services/cli.py cannot import this module).
+    # `taxnav ask --conversation` runs a turn here (taxnav/ask.py cannot import this module).
     subparsers.choices["ask"].set_defaults(conversation_turn=run_ask)

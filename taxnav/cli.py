@@ -10,7 +10,7 @@ import sys
 
 import gateway.cli
 import ingest_worker.cli
-import services.cli
+import taxnav.ask
 import taxnav.bench
 import taxnav.chat
 import taxnav.evaluation.cli
@@ -20,7 +20,7 @@ from shared.cli_common import Exit, common_options, settings_from
 
 SUBCOMMAND_MODULES = (
     ingest_worker.cli,  # taxnav ingest
-    services.cli,  # taxnav ask
+    taxnav.ask,  # taxnav ask
     taxnav.chat,  # taxnav chat (and ask --conversation)
     gateway.cli,  # taxnav serve
     taxnav.evaluation.cli,  # taxnav eval

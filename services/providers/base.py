@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from shared.contracts.api import Sentence
+from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, Query, RollupResult, SelectionResult
-from shared.index import CorpusIndex
 
 
 class SelectRequest(BaseModel):
@@ -49,7 +48,15 @@ class Provider(Protocol):
         ...
 
 
-def question_vector(index: CorpusIndex, question: str, carried: list[float]) -> np.ndarray:
-    """The question's embedding: the one the request carries, else computed."""
-    return np.asarray(carried if carried else index.embed_query(question), dtype=np.float32)
+# A verdict's rank from best to worst: a provider's verdict is never better than the check's.
+_RANK = {"supported": 0, "partially_supported": 1, "unsupported": 2, "contradicted": 3}
 
+
+def paragraphs_of(selection: SelectionResult) -> dict[str, Paragraph]:
+    """Every paragraph of the selected pages by id: what a citation may resolve to."""
+    return {p.id: p for page in selection.pages for chunk in page.chunks for p in chunk.paragraphs}
+
+
+def enforce(given: list[Sentence], checked: list[Sentence]) -> list[Sentence]:
+    """Hold a provider's verdicts to the deterministic check: never better than check_claim."""
+    return [c if _RANK[c.verdict] > _RANK[g.verdict] else g for g, c in zip(given, checked, strict=True)]

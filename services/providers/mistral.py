@@ -7,7 +7,7 @@ fed back, up to ``settings.models.max_retries`` times; then a ``ProviderError`` 
 question with a typed error. Nothing the model says reaches the user uncited or unverified:
 its verdicts are held to the same deterministic check the local verifier applies (every
 figure and every key term of a paraphrase must be in the cited text, see
-services/stages/verification.py), and its answer is clamped to the answer shape (at most
+services/answering/stages/verification.py), and its answer is clamped to the answer shape (at most
 ``ANSWER_SENTENCES`` sentences, ``ANSWER_WORDS_CAP`` words).
 """
 
@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from services import deadline as question_deadline
 from services.errors import ProviderError
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
-from services.stages.verification import enforce, paragraphs_of
+from services.providers.base import enforce, paragraphs_of
 from shared.config import Settings
 from shared.contracts.api import Sentence, Verdict
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult

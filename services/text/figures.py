@@ -112,6 +112,8 @@ def checkable_facts(text: str) -> frozenset[str]:
     return frozenset(facts)
 
 
+# A year or a span of years as people write them ("2013", "2013-14", "2013/2014").
+YEAR_OR_SPAN = re.compile(r"\b(?:19|20)\d{2}(?:\s*[-/]\s*(?:19|20)?\d{2})?\b")
 _YEAR_IN_TAXYEAR = re.compile(r"\b((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
 _BARE_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
 

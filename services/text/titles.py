@@ -8,6 +8,9 @@ from collections.abc import Iterable, Mapping
 
 from services.text.terms import CorpusStats, terms
 
+# Words that frame a question about any subject, not the subject itself.
+FRAME_WORDS = frozenset(terms("rules rule guidance treatment position law laws regulations explain meaning"))
+
 
 def _weights(found: Iterable[str], stats: CorpusStats, frame: frozenset[str]) -> dict[str, float]:
     return {t: stats.idf(t) for t in found if t not in frame}

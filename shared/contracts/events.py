@@ -1,4 +1,4 @@
-"""What a question's stages report to the question store (services/results.py), across
+"""What a question's stages report to the question store (services/runtime/question_store.py), across
 processes: Celery workers write these events, the gateway and ``taxnav ask`` read them."""
 
 from __future__ import annotations

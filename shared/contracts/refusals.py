@@ -76,7 +76,7 @@ class Route(BaseModel):
     manual_title: str
     part: str  # the question, or the part of it, that belongs there
     pages: list[PageRef]
-    score: float  # the manual's evidence for that part (see services/stages/retrieval.py)
+    score: float  # the manual's evidence for that part (see services/answering/stages/retrieval.py)
     employment_score: float  # the Employment Income Manual's evidence for the same part
 
 

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from services.conversation_store import FileStore, ask  # this module is loaded only when its benchmark runs
-from services.results import MemoryStore
+from services.api import FileStore, ask  # this module is loaded only when its benchmark runs
+from services.api import MemoryStore
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion
 from taxnav.bench import write_report

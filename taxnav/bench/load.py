@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from services.workers import WorkerPool, purge
+from services.api import WorkerPool, purge
 from shared.config import Settings
 from taxnav.bench import write_report
 from taxnav.bench.common import child_pids, load_questions, machine, percentiles, rss_mb, warm_gateway

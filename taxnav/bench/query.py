@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from services.dispatch import answer
-from services.results import MemoryStore, RedisStore
-from services.workers import WorkerPool, purge
+from services.api import answer
+from services.api import MemoryStore, RedisStore
+from services.api import WorkerPool, purge
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 from taxnav.bench import write_report

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from ingest_worker.ingest import run_ingest
-from services.workers import WorkerPool, purge
+from services.api import WorkerPool, purge
 from shared.config import Settings
 from shared.embeddings import base_embedder
 from shared.generation import serving_path

@@ -1,7 +1,7 @@
 """`taxnav eval --dialogs FILE`: multi-turn conversations scored turn by turn.
 
 Each turn is asked in its conversation, the way ``POST /v1/conversations/{id}/questions``
-asks it (a conversation store of the eval's own, services/conversation_store.py; embedded
+asks it (a conversation store of the eval's own, services/conversations/store.py; embedded
 dispatch with an in-process question store), and scored with the strict definitions of
 taxnav/evaluation/scoring.py. First turns and follow-ups are reported apart; every follow-up is also asked
 WITHOUT its conversation, the baseline that shows what the conversation adds.
@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from services.results import MemoryStore
+from services.api import MemoryStore
 from services.text.figures import checkable_facts
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion, FollowUpInfo
@@ -114,7 +114,7 @@ def summarise(turns: list[TurnOutcome]) -> dict[str, Any]:
 
 def run_dialogs(dialogs: list[Dialog], settings: Settings, baseline: bool = True) -> dict[str, Any]:
 
-    from services.conversation_store import FileStore  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+    from services.api import FileStore  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
 
     store = MemoryStore()
     with tempfile.TemporaryDirectory(prefix="taxnav-eval-conversations-") as folder:

@@ -1,4 +1,4 @@
-"""Ask every eval question through the API's embedded code path (``services.dispatch.answer``
+"""Ask every eval question through the API's embedded code path (``services.runtime.dispatch.answer``
 with an in-process question store, as ``POST /v1/questions`` runs it), once per named settings
 variant, and score the results; then run the Haystack peer over the same index in the same
 process."""
@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.results import MemoryStore, QuestionStore
+from services.api import MemoryStore, QuestionStore
 from services.text.figures import checkable_facts
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
@@ -114,7 +114,7 @@ class EvalRun(BaseModel):
 
 def api_answer(question: str, settings: Settings, store: QuestionStore) -> QuestionResult:
     """One question as the gateway answers it in embedded mode: scope guard, stages, finish."""
-    from services.dispatch import answer  # noqa: PLC0415  (imports the stages and the index)
+    from services.api import answer  # noqa: PLC0415  (imports the stages and the index)
 
     return answer(QuestionRequest(question=question, manual=settings.manual), settings.model_copy(update={"mode": "embedded"}), store)
 
@@ -165,7 +165,7 @@ def run_eval(
     progress: bool = False,
     judge: str | None = None,
 ) -> EvalRun:
-    from services.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
+    from services.answering.pipeline import STAGES, run_stage  # noqa: PLC0415  (heavy: the pipeline and the index; `taxnav --help` stays quick)
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415  (heavy, likewise)
     from shared.index import CorpusIndex  # noqa: PLC0415  (heavy, likewise)
 

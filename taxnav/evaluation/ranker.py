@@ -70,8 +70,8 @@ def labelled(question, source: str, signals: Sequence) -> Candidates:  # noqa: A
 def collect(questions: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (EvalQuestion)
     """Each answerable question's candidates after rollup, with their features and labels (the
     scope guard and routing run first: a question they refuse has no candidates to rank)."""
-    from services.pipeline import STAGES, new_state, run_stages  # noqa: PLC0415  (heavy: the index and the model)
-    from services.providers.local.page_features import page_signals  # noqa: PLC0415
+    from services.answering.pipeline import STAGES, new_state, run_stages  # noqa: PLC0415  (heavy: the index and the model)
+    from services.ranking.page_features import page_signals  # noqa: PLC0415
     from shared.contracts.api import QuestionRequest  # noqa: PLC0415
 
     up_to_rollup = [s for s in STAGES if s.name in UP_TO_ROLLUP]
@@ -104,9 +104,9 @@ def collect_passages(candidates: Sequence[Candidates], settings: Settings) -> li
     """Each question's units after selection (by the page model ``settings`` name), with their
     features and labels: whether the unit states one of the question's key facts early, on a
     gold or also_ok page."""
-    from services.pipeline import STAGES, run_stages  # noqa: PLC0415
-    from services.providers.base import question_vector  # noqa: PLC0415
-    from services.providers.local.stitching import UNIT_FEATURES, featured_units  # noqa: PLC0415
+    from services.answering.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from shared.meaning import question_vector  # noqa: PLC0415
+    from services.ranking.passage_features import UNIT_FEATURES, featured_units  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
     from taxnav.evaluation.scoring import key_fact_found  # noqa: PLC0415
 
@@ -137,10 +137,10 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
     the follow-up read with them (its searched question, its subject's pages)."""
     import tempfile  # noqa: PLC0415
 
-    from services.conversation_store import FileStore, new_turn_state  # noqa: PLC0415
-    from services.pipeline import STAGES, run_stages  # noqa: PLC0415
-    from services.providers.local.page_features import ConversationSubject, page_signals  # noqa: PLC0415
-    from services.results import MemoryStore  # noqa: PLC0415
+    from services.conversations.store import FileStore, new_turn_state  # noqa: PLC0415
+    from services.answering.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from services.ranking.page_features import ConversationSubject, page_signals  # noqa: PLC0415
+    from services.runtime.question_store import MemoryStore  # noqa: PLC0415
     from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
 
     up_to_rollup = [s for s in STAGES if s.name in UP_TO_ROLLUP]
@@ -222,7 +222,7 @@ ALSO_OK_SHARE = 0.5  # an also_ok page takes half a gold page's share of the sof
 def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
     """The page ranker: the softmax over a question's candidate pages puts its mass on its gold
     pages (and half as much on its also_ok pages)."""
-    from services.providers.local.page_features import PAGE_FEATURES  # noqa: PLC0415
+    from services.ranking.page_features import PAGE_FEATURES  # noqa: PLC0415
 
     targets = [np.where(c.labels == 2, 1.0, np.where(c.labels == 1, ALSO_OK_SHARE, 0.0)) for c in candidates]
     if not any(t.any() for t in targets):
@@ -233,7 +233,7 @@ def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerMo
 def fit_passages(passages: Sequence[Passages], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
     """The passage ranker: the softmax over a question's units puts its mass on the units
     stating a key fact early."""
-    from services.providers.local.stitching import UNIT_FEATURES  # noqa: PLC0415
+    from services.ranking.passage_features import UNIT_FEATURES  # noqa: PLC0415
 
     if not any(p.labels.any() for p in passages):
         raise ValueError("no question has a unit stating a key fact on an answering page: nothing to learn from")
@@ -370,9 +370,9 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     import tempfile  # noqa: PLC0415
 
     from ingest_worker.chunker import chunk_embed_text  # noqa: PLC0415
-    from services.conversation_store import FileStore  # noqa: PLC0415
-    from services.pipeline import STAGES  # noqa: PLC0415
-    from services.results import MemoryStore  # noqa: PLC0415
+    from services.conversations.store import FileStore  # noqa: PLC0415
+    from services.answering.pipeline import STAGES  # noqa: PLC0415
+    from services.runtime.question_store import MemoryStore  # noqa: PLC0415
     from services.text.figures import checkable_facts  # noqa: PLC0415
     from shared.index import CorpusIndex  # noqa: PLC0415
     from taxnav.evaluation.dialogs import ask_dialog, summarise  # noqa: PLC0415

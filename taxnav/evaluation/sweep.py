@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from services.results import MemoryStore
+from services.api import MemoryStore
 from shared.config import Settings
 from shared.contracts.api import QuestionResult, RefusalCategory, Sentence
 from shared.contracts.corpus import section_of

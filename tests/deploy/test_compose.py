@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from pydantic import BaseModel, TypeAdapter
 
 from ingest_worker.beat_schedule import INGEST_QUEUE
-from services.pipeline import STAGE_QUEUES
+from services.answering.pipeline import STAGE_QUEUES
 from shared.config import Settings
 from tests.deploy.compose_cli import COMPOSE_FILE, ROOT, run_compose
 
@@ -237,7 +237,7 @@ def test_worker_healthchecks_ping_the_node_the_worker_names_itself(app_services:
 
 def test_command_check_rejects_what_cannot_run() -> None:
     with pytest.raises(AssertionError):
-        check_command(["celery", "-A", "services.celery_app", "worker", "--no-such-option"])
+        check_command(["celery", "-A", "services.runtime.celery_app", "worker", "--no-such-option"])
     with pytest.raises(AssertionError):
         check_command(["celery", "-A", "shared.no_such_module:celery_app", "worker"])
     with pytest.raises(AssertionError):

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from services.providers.local.page_features import PAGE_FEATURES
-from services.providers.local.stitching import UNIT_FEATURES
+from services.ranking.page_features import PAGE_FEATURES
+from services.ranking.passage_features import UNIT_FEATURES
 from taxnav.evaluation.ranker import Candidates, Passages, answering_threshold, fit, fit_passages, gold_groups, grouped_folds, page_metrics
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from services.stages.verification import checkable_facts
+from services.text.figures import checkable_facts
 from shared.contracts.api import Answer, Citation, QuestionResult, Refusal, Sentence, StageTrace
 from taxnav.evaluation.harness import EvalRun, VariantRun
 from taxnav.evaluation.peer import PeerResult, RetrievalRow, RetrievalSide

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.stages.verification import checkable_facts
+from services.text.figures import checkable_facts
 from shared.contracts.api import (
     Answer,
     Citation,

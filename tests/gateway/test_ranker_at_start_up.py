@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from services.providers.local.page_features import PAGE_FEATURES
-from services.providers.local.stitching import UNIT_FEATURES
+from services.ranking.page_features import PAGE_FEATURES
+from services.ranking.passage_features import UNIT_FEATURES
 from services.ranking.model import RankerModelError, default_path, load_ranker
 from shared.config import Settings
 

@@ -75,7 +75,7 @@ def test_conversations_fall_back_to_a_temp_dir_said_at_start_up(
     settings = slice_settings.model_copy(update={"data_dir": data_dir})
     try:
         with caplog.at_level(logging.WARNING), TestClient(create_app(settings)) as client:
-            said = [r.getMessage() for r in caplog.records if r.name == "services.conversation_store"]
+            said = [r.getMessage() for r in caplog.records if r.name == "services.conversations.store"]
             assert len(said) == 1 and f"{data_dir / 'conversations'} is not writable" in said[0], said  # at start-up
             fallback = Path(said[0].split("keeping them in ")[1].split()[0])
             created = client.post("/v1/conversations")

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
-@pytest.mark.parametrize(("app_path", "queue"), [("services.celery_app", "retrieval"), ("ingest_worker.celery_app", "ingest")])
+@pytest.mark.parametrize(("app_path", "queue"), [("services.runtime.celery_app", "retrieval"), ("ingest_worker.celery_app", "ingest")])
 def test_a_worker_sizes_its_redis_pools_from_its_concurrency(app_path: str, queue: str, tmp_path: Path) -> None:
     prefix = f"test-celery-base-{uuid.uuid4().hex[:8]}:"
     settings = Settings(data_dir=tmp_path, redis_url=REDIS_URL, celery={"key_prefix": prefix})

@@ -3,6 +3,7 @@ interpreter, since this test process has loaded every package already."""
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
@@ -44,7 +45,7 @@ def loaded_after_import(module: str, prefixes: tuple[str, ...]) -> list[str]:
 
 def test_the_probe_sees_what_an_import_loads():
     # The check below must be able to fail: an upper layer imported is reported.
-    assert "services.pipeline" in loaded_after_import("services.pipeline", ("services",))
+    assert "services.answering.pipeline" in loaded_after_import("services.answering.pipeline", ("services",))
 
 
 @pytest.mark.parametrize("module", SHARED_MODULES)
@@ -53,16 +54,47 @@ def test_shared_loads_no_upper_layer(module):
 
 
 def test_the_question_pipeline_loads_no_parser_and_no_ingest_worker():
-    assert loaded_after_import("services.pipeline", ("lxml", "ingest_worker")) == []
+    assert loaded_after_import("services.answering.pipeline", ("lxml", "ingest_worker")) == []
 
 
-def test_reading_a_turn_sits_below_the_pipeline():
-    # The pipeline runs the conversation's after_stage: the turn reading imports neither it nor dispatch.
-    loaded = loaded_after_import("services.conversation", ("services",))
-    assert "services.conversation" in loaded
-    assert not {"services.pipeline", "services.dispatch", "services.conversation_store"} & set(loaded)
+# services/ by concern, lowest first: a module imports only from its own concern or a lower one
+# (errors and deadline are below them all; api.py, the facade, above them all).
+CONCERNS = ("text", "ranking", "providers", "answering", "runtime", "conversations")
+
+
+def _concern(module: str) -> int:
+    parts = module.split(".")
+    if parts[1] in ("errors", "deadline"):
+        return -1
+    if parts[1] == "api":
+        return len(CONCERNS)
+    return CONCERNS.index(parts[1])
+
+
+def services_imports() -> list[tuple[str, str]]:
+    """(importing module, imported services module) for every import in services/."""
+    out = []
+    for path in sorted((REPO / "services").rglob("*.py")):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("services."):
+                out += [(module, node.module)]
+            elif isinstance(node, ast.Import):
+                out += [(module, a.name) for a in node.names if a.name.startswith("services.")]
+    return out
+
+
+def test_services_has_few_top_modules_and_every_concern_imports_only_downwards():
+    top = sorted(p.name for p in (REPO / "services").glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= 4, top
+    upward = [(m, i) for m, i in services_imports() if m.count(".") and _concern(i) > _concern(m)]
+    assert upward == []
+
+
+def test_the_layer_check_can_fail():
+    assert _concern("services.answering.pipeline") > _concern("services.ranking.page_features")
 
 
 @pytest.mark.parametrize("stage", ["selection", "stitching", "verification"])
 def test_a_model_stage_is_given_its_provider_not_looking_one_up(stage):
-    assert "services.providers.registry" not in loaded_after_import(f"services.stages.{stage}", ("services",))
+    assert "services.providers.registry" not in loaded_after_import(f"services.answering.stages.{stage}", ("services",))

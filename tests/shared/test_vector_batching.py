@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from services.dispatch import answer
-from services.pipeline import STAGES, finish, new_state, run_stage, run_stages
+from services.runtime.dispatch import answer
+from services.answering.pipeline import EVERY_QUESTION, STAGES, finish, new_state, run_stage, run_stages
 from shared.contracts.api import QuestionRequest
 from shared.index import CorpusIndex
 from shared.stores.vectors import IDS_FILE, VECTORS_FILE, QdrantVectorStore
@@ -60,7 +60,7 @@ def test_each_stage_fetches_its_vectors_in_at_most_one_call(recorded, slice_sett
         seen[0] = len(client.retrieves)
 
     state = run_stages(list(STAGES), new_state(QuestionRequest(question=QUESTION), slice_settings), slice_settings, on_trace)
-    assert set(calls_by_stage) == {s.name for s in STAGES}
+    assert set(calls_by_stage) == {s.name for s in EVERY_QUESTION}
     assert all(calls <= 1 for calls in calls_by_stage.values()), calls_by_stage
     assert sum(client.retrieves) > 20  # each call fetched many chunks at once
     result = finish(state, slice_settings)

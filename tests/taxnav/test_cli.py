@@ -68,7 +68,7 @@ def test_settings_from_the_options_keep_the_rest_of_the_environment(tmp_path: Pa
 
 
 def test_each_package_command_module_loads_without_the_taxnav_command_line() -> None:
-    modules = ("gateway.cli", "services.cli", "ingest_worker.cli", "taxnav.chat", "taxnav.evaluation.cli", "taxnav.evaluation.ranker", "taxnav.bench")
+    modules = ("gateway.cli", "taxnav.ask", "ingest_worker.cli", "taxnav.chat", "taxnav.evaluation.cli", "taxnav.evaluation.ranker", "taxnav.bench")
     for module in modules:  # each first in a fresh interpreter: an import cycle would fail here
         code = f"import sys, {module}; sys.exit('taxnav.cli' in sys.modules)"
         done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)

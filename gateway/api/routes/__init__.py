@@ -1,2 +1,1 @@
-"""One module per group of routes; each exposes ``router``. gateway/app.py includes every
-module found here, so a new route file needs no other change."""
+"""One module per group of routes; each exposes ``router``, and gateway/api/main.py lists them."""

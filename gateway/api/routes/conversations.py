@@ -1,5 +1,5 @@
 """Conversations: a thread of questions where each follow-up is read with the turns before it
-(services/conversation.py; stored by services/conversation_store.py). A turn is answered like ``POST /v1/questions`` (scope guard here,
+(services/conversations/reading.py; stored by services/conversations/store.py). A turn is answered like ``POST /v1/questions`` (scope guard here,
 stages in process or on the workers) and stored with the conversation."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from fastapi.responses import JSONResponse
 
 from gateway.deps import SettingsDep, StoreDep, WaitQuery, with_valid_manual
 from gateway.errors import documented
-from services.conversation_store import ConversationStore, make_conversation_store
+from services.api import ConversationStore, make_conversation_store
 from services.errors import PipelineError
-from services.results import QuestionStore
+from services.api import QuestionStore
 from shared.config import Settings
 from shared.contracts.conversation import (
     Conversation,

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from gateway.deps import MetricsDep, SettingsDep, StoreDep, open_index
 from gateway.errors import ApiError, redact
-from services.workers import StallWatch, queue_states
+from services.api import StallWatch, queue_states
 from shared.config import Settings
 
 router = APIRouter(tags=["health"])

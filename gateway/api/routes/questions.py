@@ -22,10 +22,10 @@ from pydantic import BaseModel
 from gateway.deps import MetricsDep, SettingsDep, StoreDep, WaitQuery, with_valid_manual
 from gateway.errors import ApiError, documented, redact
 from gateway.metrics import GatewayMetrics
-from services.dispatch import Admission, record_refusal, submit
+from services.api import Admission, record_refusal, submit
 from services.errors import PipelineError, as_info, from_info
-from services.pipeline import new_state
-from services.results import MAX_WAITERS, QuestionStore, follow, wait_result
+from services.api import new_state
+from services.api import MAX_WAITERS, QuestionStore, follow, wait_result
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.events import QuestionEvent

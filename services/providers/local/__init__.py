@@ -1,6 +1,6 @@
 """The offline provider: deterministic selection (selection.py), extractive stitching
 (stitching.py) over quotable units (units.py, tables.py) scored for what the question asks
-(question.py); verification is the deterministic check alone (services.stages.verification)."""
+(question.py); verification is the deterministic check alone (services.answering.stages.verification)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from shared.contracts.api import Sentence
 from shared.contracts.pipeline import Draft, SelectionResult
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.providers.local import selection, stitching
-from services.providers.local.page_features import ConversationSubject
+from services.ranking.page_features import ConversationSubject
 
 
 class LocalProvider:

@@ -17,10 +17,11 @@ import numpy as np
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
-from services.providers.local.page_features import NO_SUBJECT, PAGE_FEATURES, ConversationSubject, PageSignals, page_signals, page_terms, page_title
-from services.providers.local.question import coverage, question_weights, sub_questions
-from services.ranking.model import RankerModel, default_path, load_ranker
-from services.scope import employment_tie
+from services.ranking.page_features import NO_SUBJECT, ConversationSubject, PageSignals, page_signals, page_terms, page_title
+from services.text.question import coverage, question_weights, sub_questions
+from services.ranking.model import RankerModel
+from services.ranking.rankers import page_ranker
+from services.text.question import employment_tie
 from services.text.terms import corpus_stats, terms
 
 MAX_ALTERNATIVES = 3  # pages offered beside the answer: a choice, not a second search result list
@@ -36,12 +37,6 @@ class PageScore:
     title_share: float = 0.0  # idf-weighted share of the question's own terms the page title holds
     title_match: float = 0.0  # how nearly the question restates the page title (services/text/titles.py)
     score: float = 0.0  # the ranker's raw score (relevance is its calibration, in the same order)
-
-
-def page_ranker(settings: Settings) -> RankerModel:
-    """The page ranker the settings name (the repo's trained model by default)."""
-    path = settings.selection.local.page_model or default_path("pages")
-    return load_ranker(path, "pages", PAGE_FEATURES)
 
 
 def rank_pages(signals: list[PageSignals], model: RankerModel) -> list[PageScore]:

@@ -15,7 +15,7 @@ from services.errors import PipelineTimeout, ProviderError
 from services.providers import mistral
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.providers.mistral import MistralProvider
-from services.stages.verification import verify as check_deterministically
+from services.answering.stages.verification import verify as check_deterministically
 from shared.config import ModelSettings, Settings
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.api import Sentence

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.providers.local.page_features import PAGE_FEATURES
+from services.ranking.page_features import PAGE_FEATURES
 from services.ranking.model import RankerModel, RankerModelError, default_path, load_ranker
 
 

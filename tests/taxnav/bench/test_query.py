@@ -4,7 +4,7 @@ benchmark run, not to tests: nothing here is timed)."""
 from __future__ import annotations
 
 from shared.config import Settings
-from services.results import MemoryStore
+from services.runtime.question_store import MemoryStore
 from taxnav.bench.common import percentile, summary
 from taxnav.bench.query import gateway_throughput, measure_latency
 

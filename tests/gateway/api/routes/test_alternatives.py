@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from services.providers.local.selection import page_ranker
+from services.ranking.rankers import page_ranker
 from shared.config import Settings
 from shared.contracts.corpus import section_of
 from tests.gateway.api.routes.test_questions import client  # noqa: F401  (the gateway on the slice, warmed once)

@@ -13,8 +13,8 @@ import redis
 from fastapi.testclient import TestClient
 
 from gateway.app import create_app
-from services.results import MemoryStore, RedisStore
-from services.workers import purge
+from services.runtime.question_store import MemoryStore, RedisStore
+from services.runtime.workers import purge
 from shared.config import Settings
 from shared.contracts.api import StageTrace
 from shared.contracts.events import stage_event

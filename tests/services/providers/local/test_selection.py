@@ -6,9 +6,9 @@ import pytest
 
 import numpy as np
 
-from services.pipeline import STAGES, new_state, run_stage
-from services.providers.local import page_features
-from services.providers.local.page_features import PAGE_FEATURES, names_title_subject, page_signals
+from services.answering.pipeline import STAGES, new_state, run_stage, stages_through
+from services.ranking import page_features
+from services.ranking.page_features import PAGE_FEATURES, names_title_subject, page_signals
 from services.providers.local import selection
 from services.providers.local.selection import score_pages, select, similarity_floor
 from services.ranking.model import RankerModelError, default_path, load_ranker
@@ -36,7 +36,7 @@ def test_questions_in_the_language_of_jobs_get_a_wider_on_topic_margin() -> None
 def test_an_example_page_ranks_near_the_top_only_when_the_question_asks_for_an_example(slice_settings) -> None:  # noqa: ANN001
     def ranking(question: str) -> list[str]:
         state = new_state(QuestionRequest(question=question), slice_settings)
-        for stage in STAGES[:3]:
+        for stage in stages_through("rollup"):
             state = run_stage(stage, state, slice_settings)
         return [s.bundle.section_id for s in sorted(score_pages(state.query, state.rollup, slice_settings, state.retrieval.query_vector), key=lambda s: -s.relevance)]
 
@@ -54,7 +54,7 @@ def _tuned(settings: Settings, **fields: float) -> Settings:
 
 def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # noqa: ANN001
     state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
-    for stage in STAGES[:3]:
+    for stage in stages_through("rollup"):
         state = run_stage(stage, state, slice_settings)
     vector = state.retrieval.query_vector
     kept = select(state.query, state.rollup, slice_settings, vector).pages
@@ -97,7 +97,7 @@ def test_a_page_setting_the_limit_the_askers_amount_is_measured_against_is_flagg
 
 def _rollup(settings: Settings, question: str):  # noqa: ANN202
     state = new_state(QuestionRequest(question=question), settings)
-    for stage in STAGES[:3]:
+    for stage in stages_through("rollup"):
         state = run_stage(stage, state, settings)
     return state
 
@@ -147,7 +147,7 @@ def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(s
     that names nothing in any title stays off topic."""
     def kept(question: str, settings: Settings) -> list[str]:
         state = new_state(QuestionRequest(question=question), settings)
-        for stage in STAGES[:3]:
+        for stage in stages_through("rollup"):
             state = run_stage(stage, state, settings)
         return [p.section_id for p in select(state.query, state.rollup, settings, state.retrieval.query_vector).pages]
 

@@ -7,14 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.dispatch import answer
-from services.pipeline import STAGES, new_state, run_stage
+from services.runtime.dispatch import answer
+from services.answering.pipeline import STAGES, new_state, run_stage, stages_through
 from services.providers.local.stitching import (
-    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, items_joined, list_intro, passage_model, quotable, rate_table_rows, reads_alone, repeats, score_units, UNIT_FEATURES,
+    best_per_page, claims_of, competing_pages, context_of, figure_first, finishes_line, items_by_score, lead_first, items_joined, list_intro, quotable, reads_alone, repeats, score_units,
     stitch,
     table_full, without_lone_intros,
 )
-from services.providers.local.units import chunk_units, list_items
+from services.ranking.passage_features import UNIT_FEATURES, rate_table_rows
+from services.ranking.rankers import passage_model
+from services.text.units import chunk_units, list_items
 from shared.config import DEFAULT_MANUAL, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Chunk, Paragraph, section_of
@@ -22,7 +24,7 @@ from shared.contracts.pipeline import DraftSentence, PageBundle, Query, Selectio
 from services.ranking.model import RankerModelError
 from tests.ingest_worker.test_parser import chunks_of
 from taxnav.evaluation.scoring import reads_alone as claim_reads_alone
-from tests.services.providers.local.paragraphs import units_of
+from tests.services.text.paragraphs import units_of
 
 TUNING = LocalStitchingSettings()  # the defaults the slice tests run with
 
@@ -285,7 +287,7 @@ def test_the_detail_reaches_down_to_its_own_floor_and_the_answer_part_does_not_m
 
 def test_each_unit_is_scored_by_the_passage_ranker_on_its_features(slice_settings) -> None:  # noqa: ANN001
     state = new_state(QuestionRequest(question="How much can my employer pay me per mile for using my own car without tax?"), slice_settings)
-    for stage in STAGES[:4]:
+    for stage in stages_through("selection"):
         state = run_stage(stage, state, slice_settings)
     vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)  # as retrieval carries it
     units = score_units(state.query, state.selection, slice_settings, vector)
@@ -326,7 +328,7 @@ def test_the_answer_quotes_competing_lower_pages_and_leaves_the_others_to_the_de
         "What are the rules on Exemption for long service testimonial awards: maximum exempt amount?",
     ):
         state = new_state(QuestionRequest(question=question), settings)
-        for stage in STAGES[:5]:
+        for stage in stages_through("stitching"):
             state = run_stage(stage, state, settings)
         vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)
         best = best_per_page(score_units(state.query, state.selection, settings, vector))

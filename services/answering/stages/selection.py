@@ -1,0 +1,66 @@
+"""Selection: keep the pages that could answer (the provider decides), then the refusals
+that need those pages: low_coverage (nothing relevant, or the question's own subject is not
+in the manual) and stale (the question's tax year is later than every answering page).
+
+``selection.strategy``: ``recall_greedy`` (default: a page with a rate table answers a
+rate question even without the question's words; two pages on one rule are both kept) or
+``strict`` (the first design's precision-first choice, kept for ablations).
+"""
+
+from __future__ import annotations
+
+from shared.config import Settings
+from shared.contracts.pipeline import PipelineState, RollupResult
+from shared.index import CorpusIndex
+from services.providers.base import Provider, SelectRequest
+from services.answering import refusals
+from services.text.terms import corpus_stats
+
+
+def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
+    state = _select(state, settings, provider)
+    # No later stage reads the candidates' texts (the kept pages travel in state.selection):
+    # drop them so the envelope crossing the remaining Celery hops stays small.
+    assert state.rollup is not None
+    state.rollup = RollupResult(pages=[p.model_copy(update={"chunks": []}) for p in state.rollup.pages])
+    return state
+
+
+def _select(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
+    assert state.rollup is not None
+    query = state.query
+    if not state.rollup.pages:
+        state.selection = None
+        state.refusal = refusals.low_coverage("Nothing in the manual matches the question.", candidates=[])
+        return state
+    index = CorpusIndex.open(settings, query.manual)
+    vector = state.retrieval.query_vector if state.retrieval is not None else []
+    asked = state.context.asked if state.context is not None else ""
+    context = state.context
+    subject = {"carried": context.carried_sections, "linked": context.linked_sections} if context is not None else {}
+    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, **subject))
+    state.selection = selection
+    if not selection.pages:
+        state.refusal = refusals.low_coverage(
+            "No page of the manual is close enough to the question to answer it.",
+            candidates=[p.section_id for p in state.rollup.pages][:12],
+        )
+        return state
+    # every candidate page, not only the kept ones: whether the manual states the amount a
+    # question names its rule by should not hang on a close call in selection
+    evidence = [" ".join([*c.heading_path[-2:], c.text]) for page in state.rollup.pages for c in page.chunks]
+    missing = refusals.missing_subjects(query.question, corpus_stats(index), evidence)
+    if missing:
+        state.refusal = refusals.low_coverage(
+            f"The manual does not cover {', '.join(repr(m) for m in missing)}, which the question is about.",
+            missing=missing,
+            searched=[p.section_id for p in selection.pages],
+        )
+        return state
+    lead_paragraphs = [p.chunks[0].paragraphs[0].id for p in selection.pages if p.chunks and p.chunks[0].paragraphs]
+    answering = [c for page in state.rollup.pages for c in page.chunks]  # every candidate: a figure page may miss selection
+    pages = [index.pages[p.section_id] for p in selection.pages]
+    state.refusal = refusals.later_rule(query.question, pages) or refusals.stale(
+        query.question, pages, lead_paragraphs[:3], answering, known_pages=index.pages
+    )
+    return state

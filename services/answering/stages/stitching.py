@@ -1,0 +1,99 @@
+"""Stitching: the answer as claims, each with one citation marker (the paragraph it quotes)
+drawn only from the selected pages; then the conflict check over what the answer would say."""
+
+from __future__ import annotations
+
+from shared.config import Settings
+from shared.contracts.corpus import Chunk, Paragraph, section_of
+from shared.contracts.pipeline import Draft, DraftSentence, PipelineState, SelectionResult
+from shared.index import CorpusIndex
+from services.providers.base import Provider, StitchRequest
+from services.answering import refusals
+from services.text.sentences import split_sentences
+from services.text.terms import query_terms, terms
+from services.providers.base import paragraphs_of
+
+
+def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
+    assert state.selection is not None
+    vector = state.retrieval.query_vector if state.retrieval is not None else []
+    draft = provider.stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector))
+    mark_relevance(draft, state.selection)
+    state.draft = draft
+    if not draft.sentences:
+        state.refusal = refusals.low_coverage(
+            "The selected pages contain no sentence that answers the question.",
+            searched=[p.section_id for p in state.selection.pages],
+        )
+        return state
+    if not refusals.could_conflict(state.query.question):
+        return state  # most questions: no need to read every selected page for its case
+    index = CorpusIndex.open(settings, state.query.manual)
+    examples = frozenset(
+        p.id
+        for page in state.selection.pages
+        for chunk in page.chunks
+        if _is_example(chunk)
+        for p in chunk.paragraphs
+    )
+    paragraphs = paragraphs_of(state.selection)
+    candidates, candidate_paragraphs = candidate_statements(state.query.question, index, state.selection.dropped)
+    sections = [p.section_id for p in state.selection.pages] + list(dict.fromkeys(section_of(s.citations[0]) for s in candidates))
+    state.refusal = refusals.conflict(
+        state.query.question, draft, {**paragraphs, **candidate_paragraphs}, examples, cases(index, sections), candidates
+    )
+    return state
+
+
+def mark_relevance(draft: Draft, selection: SelectionResult) -> None:
+    """Each answer claim marked as answering or as background by how likely the page ranker
+    holds its page to answer (its probability against the ranker's learned threshold); nothing
+    when selection had no ranker."""
+    if selection.answering_threshold is None:
+        return
+    probability = {p.section_id: p.score for p in selection.pages}
+    for sentence in draft.sentences:
+        if sentence.role == "answer":
+            sure = max(probability.get(section_of(c), 0.0) for c in sentence.citations)
+            sentence.confidence = round(sure, 2)
+            sentence.relevance = "answering" if sure >= selection.answering_threshold else "background"
+
+
+def _is_example(chunk: Chunk) -> bool:
+    return "example" in " ".join(chunk.heading_path).lower()
+
+
+def candidate_statements(question: str, index: CorpusIndex, dropped: list[str]) -> tuple[list[DraftSentence], dict[str, Paragraph]]:
+    """The sentences stating an amount on the candidate pages selection left out whose
+    title names a term of the question (a page on the asked subject, for another case: the
+    nurses' laundering page beside the general one), with their paragraphs by id. Worked
+    examples, tables and headings are left out as in the answer's own check."""
+    asked = set(query_terms(question))
+    sentences: list[DraftSentence] = []
+    found: dict[str, Paragraph] = {}
+    for section in dropped:
+        page = index.pages.get(section)
+        if page is None or not asked & set(terms(page.title)):
+            continue
+        for chunk in index.page_chunks(section):
+            if _is_example(chunk):
+                continue
+            for paragraph in chunk.paragraphs:
+                if paragraph.kind in {"table", "heading"}:
+                    continue
+                for sentence in split_sentences(paragraph.text):
+                    if refusals.amounts(sentence):
+                        sentences.append(DraftSentence(text=sentence, citations=[paragraph.id]))
+                        found[paragraph.id] = paragraph
+    return sentences, found
+
+
+def cases(index: CorpusIndex, sections: list[str]) -> dict[str, refusals.Case]:
+    """What each page is about (a conflict's options name them)."""
+    out = {}
+    for section in sections:
+        chunks = index.page_chunks(section)
+        first = next((p.text for c in chunks for p in c.paragraphs if p.kind != "heading"), "")
+        lead = split_sentences(first)[0] if first else ""
+        out[section] = refusals.Case(title=index.pages[section].title, lead=lead, text=refusals.own_words([c.text for c in chunks]))
+    return out
