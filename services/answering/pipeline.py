@@ -4,7 +4,9 @@ Celery chain (distributed, services/runtime/tasks.py). Both modes, and the eval,
 and ``wait_result``).
 
 Every stage step takes the ``PipelineState`` envelope and returns it with its own typed
-output filled in; once any stage sets ``refusal``, later stages pass the state through.
+output filled in, and what it found that may refuse the question (``state.findings``); after
+each stage the refusal module decides whether that refuses (services/answering/refusals/
+decide.py), and once ``refusal`` is set, later stages pass the state through.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 from services import deadline as question_deadline
 from services.answering import scope
+from services.answering.refusals import decide
 from services.providers.base import Provider
 from services.text.tables import header_rows, rows_of
 from services.providers.registry import provider_for
@@ -24,7 +27,7 @@ from shared.config import Settings
 from shared.contracts.api import Alternative, Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
-from shared.contracts.refusals import cited_paragraphs
+from shared.contracts.refusals import Findings, cited_paragraphs
 from shared.generation import ingested_manuals
 from shared.index import CorpusIndex
 
@@ -61,6 +64,7 @@ def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> Pipelin
         return state
     started = time.perf_counter()
     state = stage.step(state, settings)
+    state.refusal = decide.refusal(state, settings)  # the stage said what it found; this says whether it refuses
     state.trace.append(
         StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
     )
@@ -164,9 +168,12 @@ def run_stages(
 
 
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
-    """A question's envelope; the scope guard runs here, so it may already carry a refusal."""
+    """A question's envelope; the scope guard runs here (on the text as sent, before any
+    retrieval), so it may already carry a refusal."""
     query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual, focus=request.focus)
-    return PipelineState(query=query, refusal=scope.check(request.question, ingested_others(settings, query.manual)))
+    state = PipelineState(query=query, findings=Findings(scope=scope.check(request.question, ingested_others(settings, query.manual))))
+    state.refusal = decide.refusal(state, settings)
+    return state
 
 
 def ingested_others(settings: Settings, home: str) -> frozenset[str]:

@@ -18,6 +18,9 @@ ingested manual gives for each part of the question (services/answering/stages/r
 becomes ``out_of_scope`` naming that manual and its best pages; a question with an
 employment part and a part for another manual (a life event) is answered for the employment
 part, and the rest is routed (``QuestionResult.routes``).
+
+This module says what it found (``ScopeFinding``, ``RoutingFinding``); whether that refuses,
+and the refusal, is decided in services/answering/refusals/decide.py.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from shared.contracts.api import MAX_QUESTION_CHARS, Refusal
-from shared.contracts.refusals import ManualEvidence, MalformedEvidence, OutOfScopeEvidence, Route
+from shared.contracts.api import MAX_QUESTION_CHARS
+from shared.contracts.refusals import ManualEvidence, Route, RoutingFinding, ScopeFinding
 from services.text.question import employment_tie, names_employment
 from services.text.terms import STOPWORDS, query_terms, words
 from services.text.titles import FRAME_WORDS
@@ -204,39 +207,28 @@ _REGIME_ACT = re.compile(
 )
 
 
-def out_of_scope_reason(question: str) -> tuple[str, list[str]] | None:
-    """The other regimes a question is about (with no employment tie, or acting on the other
-    tax itself), or None."""
+def other_regimes(question: str) -> list[str]:
+    """The other regimes a question is about, with no employment tie or acting on the other
+    tax itself (none when it is about employment income)."""
     subjects = [name for name, pattern in _OTHER_REGIMES.items() if pattern.search(question)]
     if not subjects or (employment_tie(question) and not _REGIME_ACT.search(question)):
-        return None
-    return (
-        f"This is about {', '.join(subjects)}, not employment income; the Employment Income Manual does not cover it.",
-        subjects,
-    )
+        return []
+    return subjects
 
 
-def check(question: str, routable: frozenset[str] = frozenset()) -> Refusal | None:
-    """The scope guard: a typed refusal, or None when the question may go on to retrieval.
+def check(question: str, routable: frozenset[str] = frozenset()) -> ScopeFinding:
+    """The scope guard's finding on the text as sent, before any retrieval.
 
     ``routable``: the other manuals ingested here. A question whose every other-regime
     subject one of them covers goes on: retrieval compares the manuals' evidence and routes
-    it (``route``), falling back to this refusal (``keyword_refusal``) when none is clear."""
+    it (``route``), falling back to the keyword filter's refusal when none is clear."""
     reason = malformed_reason(question)
     if reason:
-        return Refusal(category="malformed", message=reason, evidence=MalformedEvidence(length=len(question)))
-    refusal = keyword_refusal(question)
-    if refusal is not None and all(COVERED_BY.get(s) in routable for s in refusal.evidence.subjects):  # type: ignore[union-attr]
-        return None
-    return refusal
-
-
-def keyword_refusal(question: str) -> Refusal | None:
-    oos = out_of_scope_reason(question)
-    if oos is None:
-        return None
-    message, subjects = oos
-    return Refusal(category="out_of_scope", message=message, evidence=OutOfScopeEvidence(subjects=subjects))
+        return ScopeFinding(malformed=reason, length=len(question))  # not read any further
+    regimes = other_regimes(question)
+    return ScopeFinding(
+        length=len(question), other_regimes=regimes, routable=bool(regimes) and all(COVERED_BY.get(s) in routable for s in regimes)
+    )
 
 
 # ---- routing by evidence across manuals --------------------------------------------------
@@ -391,12 +383,13 @@ def own_trade(question: str, part: str) -> bool:
     return not names_employment(question) and any(marks(part, manual) for manual in _OWN_MARKERS)
 
 
-def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], Refusal | None]:
-    """Routes for the parts another manual covers, and the out_of_scope refusal when that
-    is every part (nothing is left for the home manual to answer)."""
+def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], RoutingFinding]:
+    """Routes for the parts another manual covers, and what routing found: how many parts
+    were compared, and the keyword filter's other taxes (out_of_scope when every part is
+    routed, or none is and the filter names one: services/answering/refusals/decide.py)."""
     routes = []
     context = situation(question)
-    keyword = keyword_refusal(question)
+    keyword = other_regimes(question)
     for part, evidence in parts:
         if len(set(query_terms(part)) - FRAME_WORDS) < ROUTE_MIN_TERMS:
             continue
@@ -405,7 +398,7 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
         best = belongs_elsewhere(evidence, home, asked, home_claim=not trade)
         if best is not None and _EMPLOYEES_OWN.search(asked) and not marks(asked, best.manual):
             best = None  # an employee asking about what their employer gives them: their employment income
-        if best is None and trade and keyword is None:
+        if best is None and trade and not keyword:
             # the asker's own trade, which no manual matches clearly: the manual of the regime
             # they name is their home, not this one ("I'm a freelance designer working from
             # home: can I claim part of my broadband?")
@@ -421,12 +414,4 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
                     employment_score=round(_score(evidence[home], evidence), 3),
                 )
             )
-    if not routes or len(routes) < len(parts):
-        # no clear home elsewhere: the keyword filter's refusal (routed to nothing) stands
-        return routes, keyword if not routes else None
-    named = ", ".join(dict.fromkeys(f"{r.manual_title} ({', '.join(p.section_id for p in r.pages)})" for r in routes))
-    return routes, Refusal(
-        category="out_of_scope",
-        message=f"This question belongs to another manual, not employment income: see the {named}.",
-        evidence=OutOfScopeEvidence(routes=routes),
-    )
+    return routes, RoutingFinding(parts=len(parts), other_regimes=keyword)

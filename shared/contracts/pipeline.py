@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Relevance, Sentence, StageTrace
 from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
-from shared.contracts.refusals import Route
+from shared.contracts.refusals import Findings, Route
 
 HitSource = Literal["bm25", "vector", "title", "hybrid", "xref", "sibling", "context"]  # title: a page whose title the question restates; context: an earlier turn's page
 
@@ -93,7 +93,10 @@ class PipelineState(BaseModel):
     selection: SelectionResult | None = None
     draft: Draft | None = None
     verification: VerificationResult | None = None
-    refusal: Refusal | None = None  # set by any stage: later stages pass the state through
+    # what the stages found that may refuse; services/answering/refusals/decide.py turns the
+    # first finding that refuses into ``refusal`` after each stage
+    findings: Findings = Field(default_factory=Findings)
+    refusal: Refusal | None = None  # once set, later stages pass the state through
     routes: list[Route] = Field(default_factory=list)  # parts of the question another manual covers
     result: QuestionResult | None = None
     trace: list[StageTrace] = Field(default_factory=list)

@@ -20,7 +20,7 @@ default, so a refusal made without evidence (``Refusal(category=..., message=...
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -150,6 +150,67 @@ RefusalEvidence = Annotated[
     MalformedEvidence | OutOfScopeEvidence | LowCoverageEvidence | StaleEvidence | ConflictEvidence,
     Field(discriminator="category"),
 ]
+
+
+# ---- what the stages found -------------------------------------------------------------------
+# A stage records what it found; whether that refuses, and the refusal's message and evidence,
+# is decided in one place (services/answering/refusals/decide.py), in STAGES order. The findings
+# travel on the PipelineState across Celery hops as JSON; a stage's finding is None until the
+# stage has run, so a state from before it (or an older sender's) reads as no refusal.
+
+
+class ScopeFinding(BaseModel):
+    """The scope guard's, on the text as sent, before any retrieval (services/answering/scope.py)."""
+
+    malformed: str | None = None  # why the text is not a usable question
+    length: int = 0  # the text's length as sent (the malformed evidence)
+    other_regimes: list[str] = Field(default_factory=list)  # other taxes it is about, with no tie to a job
+    routable: bool = False  # another ingested manual covers each of them: retrieval's evidence decides
+
+
+class RoutingFinding(BaseModel):
+    """Retrieval's: the question's parts compared across the ingested manuals. The routes (the
+    parts another manual takes) are ``PipelineState.routes``: an answer shows them too."""
+
+    parts: int = 0  # the parts compared (0: no other manual to compare)
+    # the scope guard's keyword filter on the words routed: it stands when nothing is routed
+    other_regimes: list[str] = Field(default_factory=list)
+
+
+class LaterRule(BaseModel):
+    """A rule the question dates after the manual's last update ("the 2019 loan charge")."""
+
+    named: str  # the words that name and date it
+    year: int
+    latest_update: date  # the newest answering page's
+
+
+class SelectionFinding(BaseModel):
+    """Selection's: the pages it read and kept, and what the question asks that they lack."""
+
+    candidates: list[str] = Field(default_factory=list)  # the pages rolled up (none: nothing matches)
+    kept: list[str] = Field(default_factory=list)  # the pages selection kept, best first
+    missing_subjects: list[str] = Field(default_factory=list)  # named subjects the manual lacks
+    later_rule: LaterRule | None = None
+    stale: StaleEvidence | None = None  # a period (or today's figure) later than the pages give
+
+
+class StitchingFinding(BaseModel):
+    """Stitching's: how much answer the selected pages gave, and whether its figures conflict."""
+
+    searched: list[str] = Field(default_factory=list)  # the selected pages drawn from
+    claims: int = 0  # the drafted claims (none: no sentence of the pages answers)
+    conflict: ConflictEvidence | None = None
+
+
+class Findings(BaseModel):
+    """What each stage found that may refuse the question, in STAGES order. Verification's is
+    its own output (``PipelineState.verification``: the faithfulness the floor is held to)."""
+
+    scope: ScopeFinding | None = None
+    routing: RoutingFinding | None = None
+    selection: SelectionFinding | None = None
+    stitching: StitchingFinding | None = None
 
 
 def cited_paragraphs(evidence: RefusalEvidence) -> list[str]:

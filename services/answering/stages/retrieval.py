@@ -147,11 +147,11 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
         # nor is it routed on the searched question's vector (its topic's meaning)
         searched = state.retrieval.model_copy(update={"query_vector": []})
     parts = evidence_by_part(scoped, searched, settings, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
-    state.routes, refusal = scope.route(scoped.question, parts, state.query.manual)
-    state.refusal = refusal
+    # what routing found; whether it refuses (every part routed) is decided after the stage
+    state.routes, state.findings.routing = scope.route(scoped.question, parts, state.query.manual)
     routed = {r.part for r in state.routes}
     rest = [part for part, _ in parts if part not in routed]
-    if refusal is None and routed and rest and scoped is state.query:
+    if routed and rest and scoped is state.query:  # some parts routed, some left: never a refusal
         # A life event: this manual answers only the parts left to it, in the situation the
         # question describes ("I work from home two days a week. ..."). Searched whole, the
         # routed part's words (a van, a new business) would pull in pages for that part.

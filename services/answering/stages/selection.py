@@ -1,6 +1,8 @@
-"""Selection: keep the pages that could answer (the provider decides), then the refusals
-that need those pages: low_coverage (nothing relevant, or the question's own subject is not
-in the manual) and stale (the question's tax year is later than every answering page).
+"""Selection: keep the pages that could answer (the provider decides), then what those pages
+lack for the question: nothing relevant, the question's own subject not in the manual, a rule
+dated after the manual (low_coverage's evidence), a tax year or today's figure later than every
+answering page (stale's). The stage records what it found (``SelectionFinding``); whether that
+refuses is decided in services/answering/refusals/decide.py.
 
 ``selection.strategy``: ``recall_greedy`` (default: a page with a rate table answers a
 rate question even without the question's words; two pages on one rule are both kept) or
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 from shared.config import Settings
 from shared.contracts.pipeline import PipelineState, RollupResult
+from shared.contracts.refusals import SelectionFinding
 from shared.index import CorpusIndex
 from services.providers.base import Provider, SelectRequest
-from services.answering import refusals
+from services.answering.refusals import coverage
+from services.answering.refusals.stale import stale_evidence
 from services.text.terms import corpus_stats
 
 
@@ -31,7 +35,7 @@ def _select(state: PipelineState, settings: Settings, provider: Provider) -> Pip
     query = state.query
     if not state.rollup.pages:
         state.selection = None
-        state.refusal = refusals.low_coverage("Nothing in the manual matches the question.", candidates=[])
+        state.findings.selection = SelectionFinding()  # nothing in the manual matches
         return state
     index = CorpusIndex.open(settings, query.manual)
     vector = state.retrieval.query_vector if state.retrieval is not None else []
@@ -40,27 +44,17 @@ def _select(state: PipelineState, settings: Settings, provider: Provider) -> Pip
     subject = {"carried": context.carried_sections, "linked": context.linked_sections} if context is not None else {}
     selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, **subject))
     state.selection = selection
+    found = SelectionFinding(candidates=[p.section_id for p in state.rollup.pages], kept=[p.section_id for p in selection.pages])
+    state.findings.selection = found
     if not selection.pages:
-        state.refusal = refusals.low_coverage(
-            "No page of the manual is close enough to the question to answer it.",
-            candidates=[p.section_id for p in state.rollup.pages][:12],
-        )
-        return state
+        return state  # no page close enough: no pages to read for what they lack
     # every candidate page, not only the kept ones: whether the manual states the amount a
     # question names its rule by should not hang on a close call in selection
     evidence = [" ".join([*c.heading_path[-2:], c.text]) for page in state.rollup.pages for c in page.chunks]
-    missing = refusals.missing_subjects(query.question, corpus_stats(index), evidence)
-    if missing:
-        state.refusal = refusals.low_coverage(
-            f"The manual does not cover {', '.join(repr(m) for m in missing)}, which the question is about.",
-            missing=missing,
-            searched=[p.section_id for p in selection.pages],
-        )
-        return state
+    found.missing_subjects = coverage.missing_subjects(query.question, corpus_stats(index), evidence)
     lead_paragraphs = [p.chunks[0].paragraphs[0].id for p in selection.pages if p.chunks and p.chunks[0].paragraphs]
     answering = [c for page in state.rollup.pages for c in page.chunks]  # every candidate: a figure page may miss selection
     pages = [index.pages[p.section_id] for p in selection.pages]
-    state.refusal = refusals.later_rule(query.question, pages) or refusals.stale(
-        query.question, pages, lead_paragraphs[:3], answering, known_pages=index.pages
-    )
+    found.later_rule = coverage.later_rule(query.question, pages)
+    found.stale = stale_evidence(query.question, pages, lead_paragraphs[:3], answering, known_pages=index.pages)
     return state

@@ -1,14 +1,18 @@
 """Stitching: the answer as claims, each with one citation marker (the paragraph it quotes)
-drawn only from the selected pages; then the conflict check over what the answer would say."""
+drawn only from the selected pages; then the conflict check over what the answer would say.
+The stage records what it found (``StitchingFinding``: no claim, or conflicting figures);
+whether that refuses is decided in services/answering/refusals/decide.py."""
 
 from __future__ import annotations
 
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, Paragraph, section_of
 from shared.contracts.pipeline import Draft, DraftSentence, PipelineState, SelectionResult
+from shared.contracts.refusals import StitchingFinding
 from shared.index import CorpusIndex
 from services.providers.base import Provider, StitchRequest
-from services.answering import refusals
+from services.answering.refusals.asking import amounts
+from services.answering.refusals.conflict import Case, conflict_evidence, could_conflict, own_words
 from services.text.sentences import split_sentences
 from services.text.terms import query_terms, terms
 from services.providers.base import paragraphs_of
@@ -20,14 +24,10 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
     draft = provider.stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector))
     mark_relevance(draft, state.selection)
     state.draft = draft
-    if not draft.sentences:
-        state.refusal = refusals.low_coverage(
-            "The selected pages contain no sentence that answers the question.",
-            searched=[p.section_id for p in state.selection.pages],
-        )
-        return state
-    if not refusals.could_conflict(state.query.question):
-        return state  # most questions: no need to read every selected page for its case
+    found = StitchingFinding(searched=[p.section_id for p in state.selection.pages], claims=len(draft.sentences))
+    state.findings.stitching = found
+    if not draft.sentences or not could_conflict(state.query.question):
+        return state  # no claim to compare, or (most questions) no figure asked: no need to read every page for its case
     index = CorpusIndex.open(settings, state.query.manual)
     examples = frozenset(
         p.id
@@ -39,7 +39,7 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
     paragraphs = paragraphs_of(state.selection)
     candidates, candidate_paragraphs = candidate_statements(state.query.question, index, state.selection.dropped)
     sections = [p.section_id for p in state.selection.pages] + list(dict.fromkeys(section_of(s.citations[0]) for s in candidates))
-    state.refusal = refusals.conflict(
+    found.conflict = conflict_evidence(
         state.query.question, draft, {**paragraphs, **candidate_paragraphs}, examples, cases(index, sections), candidates
     )
     return state
@@ -82,18 +82,18 @@ def candidate_statements(question: str, index: CorpusIndex, dropped: list[str]) 
                 if paragraph.kind in {"table", "heading"}:
                     continue
                 for sentence in split_sentences(paragraph.text):
-                    if refusals.amounts(sentence):
+                    if amounts(sentence):
                         sentences.append(DraftSentence(text=sentence, citations=[paragraph.id]))
                         found[paragraph.id] = paragraph
     return sentences, found
 
 
-def cases(index: CorpusIndex, sections: list[str]) -> dict[str, refusals.Case]:
+def cases(index: CorpusIndex, sections: list[str]) -> dict[str, Case]:
     """What each page is about (a conflict's options name them)."""
     out = {}
     for section in sections:
         chunks = index.page_chunks(section)
         first = next((p.text for c in chunks for p in c.paragraphs if p.kind != "heading"), "")
         lead = split_sentences(first)[0] if first else ""
-        out[section] = refusals.Case(title=index.pages[section].title, lead=lead, text=refusals.own_words([c.text for c in chunks]))
+        out[section] = Case(title=index.pages[section].title, lead=lead, text=own_words([c.text for c in chunks]))
     return out

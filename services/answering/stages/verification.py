@@ -12,8 +12,9 @@
   content words, figures aside) must all be there for ``supported``; at least half makes it
   ``partially_supported``, fewer ``unsupported``. A flipped "not" is ``contradicted``.
 
-Faithfulness = supported / claims; below ``verification.faithfulness_floor`` the answer
-becomes a ``low_coverage`` refusal that counts the verdicts.
+Faithfulness = supported / claims: the stage's finding. Below ``verification.faithfulness_floor``
+the answer becomes a ``low_coverage`` refusal that counts the verdicts (decided in
+services/answering/refusals/decide.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import re
 from collections.abc import Iterable
 
 from shared.config import Settings
-from shared.contracts.api import Refusal, Sentence, Verdict
+from shared.contracts.api import Sentence, Verdict
 from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
 from services.providers.base import Provider, VerifyRequest, enforce, paragraphs_of
@@ -166,20 +167,5 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
     given = provider.verify(request)
     # A provider that drops or adds claims is not trusted for any of them.
     sentences = enforce(given, checked) if len(given) == len(checked) else checked
-    score = faithfulness(sentences)
-    state.verification = VerificationResult(sentences=sentences, faithfulness=score)
-    if score < settings.verification.faithfulness_floor:
-        counts: dict[str, int] = {}
-        for s in sentences:
-            counts[s.verdict] = counts.get(s.verdict, 0) + 1
-        state.refusal = Refusal(
-            category="low_coverage",
-            message="The manual's text does not support enough of the drafted answer to give it.",
-            evidence={
-                "faithfulness": round(score, 3),
-                "floor": settings.verification.faithfulness_floor,
-                "verdicts": counts,
-                "claims": [s.model_dump() for s in sentences],
-            },
-        )
+    state.verification = VerificationResult(sentences=sentences, faithfulness=faithfulness(sentences))
     return state

@@ -14,14 +14,28 @@ from services.answering.scope import (
     ROUTE_MARGIN,
     _known,
     _lexicon,
-    check,
     clauses,
     own_trade,
     routing_parts,
-    route,
 )
+from services.answering import scope
+from services.answering.refusals import decide
 from services.text.terms import STOPWORDS
-from shared.contracts.refusals import ManualEvidence, PageRef
+from shared.contracts.api import Refusal
+from shared.contracts.refusals import ManualEvidence, PageRef, Route
+
+
+# The scope guard and routing say what they found; the refusal module says whether that
+# refuses. These give the refusal (or None) their findings make, as the pipeline does.
+
+
+def check(question: str, routable: frozenset[str] = frozenset()) -> Refusal | None:
+    return decide.scope(scope.check(question, routable))
+
+
+def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], home: str) -> tuple[list[Route], Refusal | None]:
+    routes, found = scope.route(question, parts, home)
+    return routes, decide.routing(found, routes)
 
 
 @pytest.mark.parametrize(
@@ -376,7 +390,8 @@ def test_a_follow_up_is_routed_on_its_own_words_and_their_own_embedding(corpus_d
     searched = f"My employer is moving me to its London office and will pay my removal costs. {asked}"
     state = PipelineState(query=Query(id="q", question=searched, manual=EIM), context=ConversationContext(kind="follow_up", asked=asked))
     state = retrieval.step(state, settings)
-    assert [r.manual for r in state.routes] == [BIM] and state.refusal is not None and state.refusal.category == "out_of_scope"
+    refusal = decide.refusal(state, settings)
+    assert [r.manual for r in state.routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
     assert state.routes[0].part == asked
 
 

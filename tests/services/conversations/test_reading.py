@@ -275,6 +275,7 @@ def test_a_follow_up_nothing_on_the_pages_answers_leads_with_the_previous_turns_
 
 def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_dir, settings_for, tmp_path):
     from ingest_worker.ingest import run_ingest  # noqa: PLC0415
+    from services.answering.refusals import decide  # noqa: PLC0415
     from services.answering.stages import retrieval  # noqa: PLC0415
     from tests.conftest import small_corpus  # noqa: PLC0415
 
@@ -289,7 +290,8 @@ def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_di
     context = ConversationContext(kind="follow_up", asked=asked, topic=topic, carried_sections=["EIM68610"])
     state = PipelineState(query=Query(id="x", question=f"{asked} {topic}", manual=eim), context=context)
     state = retrieval.step(state, settings)
-    assert state.refusal is not None and state.refusal.category == "out_of_scope"
+    refusal = decide.refusal(state, settings)  # retrieval found the routes; the refusal module decides
+    assert refusal is not None and refusal.category == "out_of_scope"
     assert [r.manual for r in state.routes] == [bim]
     alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings)
     # the evidence is the follow-up's own words', as if asked alone (not the topic's meaning)

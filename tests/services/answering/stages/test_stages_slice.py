@@ -12,8 +12,7 @@ from services.runtime.dispatch import answer
 from services.answering.pipeline import STAGES, candidate_ids, finish, new_state, run_stage, stages_through
 from services.providers.base import paragraphs_of
 from services.ranking.rankers import page_ranker
-from services.providers.registry import provider_for
-from services.answering.stages import expansion, retrieval, rollup, stitching, verification
+from services.answering.stages import expansion, retrieval, rollup, verification
 from services.answering.stages.verification import check_claim
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
@@ -192,7 +191,7 @@ def test_verification_floor_turns_a_bad_draft_into_a_refusal(slice_settings: Set
             DraftSentence(text="Mileage payments are always exempt.", citations=["EIM99999#c0.p0"]),
         ]
     )
-    state = verification.step(state, slice_settings, provider_for(slice_settings))
+    state = run_stage(stages_through("verification")[-1], state, slice_settings)  # the stage, then the refusal module's decision
     verdicts = [s.verdict for s in state.verification.sentences]
     assert verdicts[0] == "supported" and verdicts[2] == "unsupported"
     assert verdicts[1] in {"contradicted", "unsupported", "partially_supported"}
@@ -211,7 +210,7 @@ def test_stitching_conflict_between_two_selected_pages(slice_settings: Settings)
         chunk.paragraphs[0].text = text
         page.chunks = [chunk]
     a, b = (page.chunks[0].paragraphs[0] for page in state.selection.pages[:2])
-    state = stitching.step(state, _variant(slice_settings), provider_for(_variant(slice_settings)))
+    state = run_stage(stages_through("stitching")[-1], state, _variant(slice_settings))
     # The stitcher quoted both and they disagree.
     assert state.refusal is not None and state.refusal.category == "conflict", state.draft
     assert set(state.refusal.evidence.paragraph_ids) == {a.id, b.id}

@@ -308,8 +308,10 @@ def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(c
 
     from services.providers.local import LocalProvider  # noqa: PLC0415
 
+    from services.answering.refusals import decide  # noqa: PLC0415
+
     good = verification.step(state_for((ROW_RENDERED, MILEAGE_TABLE)), Settings(), LocalProvider(Settings()))
-    assert good.refusal is None and good.verification.faithfulness == 1.0
+    assert decide.refusal(good, Settings()) is None and good.verification.faithfulness == 1.0
 
     bad = verification.step(
         state_for(
@@ -321,9 +323,10 @@ def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(c
         LocalProvider(Settings()),
     )
     assert bad.verification.faithfulness == pytest.approx(1 / 3)
-    assert bad.refusal is not None and bad.refusal.category == "low_coverage"
-    assert bad.refusal.evidence.verdicts == {"contradicted": 2, "supported": 1}
-    assert bad.refusal.evidence.floor == Settings().verification.faithfulness_floor
+    refusal = decide.refusal(bad, Settings())  # the stage measured; the refusal module holds it to the floor
+    assert refusal is not None and refusal.category == "low_coverage"
+    assert refusal.evidence.verdicts == {"contradicted": 2, "supported": 1}
+    assert refusal.evidence.floor == Settings().verification.faithfulness_floor
 
 
 def test_real_rendering_of_cells_the_scrape_glued_together_is_supported(corpus_dir) -> None:

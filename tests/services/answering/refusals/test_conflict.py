@@ -1,152 +1,24 @@
-"""stale, conflict, low_coverage's checks: on hand-made pages and drafts, and on real pages of
-the EIM slice (tests/conftest.py) where the behaviour depends on the manual's own text."""
+"""conflict's evidence (services/answering/refusals/conflict.py) and the refusal decide makes of
+it: on hand-made drafts, and on real pages where the behaviour depends on the manual's text."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
-from datetime import date
-
 import pytest
 
-from services.runtime.dispatch import answer
-from services.answering.refusals import Case, asks_about_now, conflict, later_rule, latest_figures, missing_subjects, own_words, stale
+from services.answering.refusals import decide
+from services.answering.refusals.conflict import Case, conflict_evidence, own_words
 from services.text.sentences import split_sentences
-from services.text.terms import CorpusStats
-from shared.config import Settings
-from shared.contracts.api import QuestionRequest
-from shared.contracts.corpus import Page, Paragraph
+from shared.contracts.api import Refusal
+from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, DraftSentence
-from shared.contracts.refusals import StaleEvidence
+from shared.contracts.refusals import StitchingFinding
 from shared.index import CorpusIndex
 
 
-def _page(section: str, when: str) -> Page:
-    return Page(
-        section_id=section,
-        manual="employment-income-manual",
-        title=section,
-        base_path=f"/hmrc-internal-manuals/employment-income-manual/{section.lower()}",
-        public_updated_at=datetime.fromisoformat(when).replace(tzinfo=timezone.utc),
-    )
-
-
-PAGES_2014 = [_page("EIM22790", "2014-09-08"), _page("EIM22915", "2014-03-01")]
-
-
-def test_stale_when_the_tax_year_starts_after_every_page() -> None:
-    refusal = stale("What's the van benefit charge for the 2025-26 tax year?", PAGES_2014)
-    assert refusal is not None and refusal.category == "stale"
-    assert isinstance(refusal.evidence, StaleEvidence)
-    assert refusal.evidence.asked_for == "2025-26"
-    assert refusal.evidence.latest_update.date().isoformat() == "2014-09-08"
-    assert {p.section_id for p in refusal.evidence.pages} == {"EIM22790", "EIM22915"}
-
-
-def test_not_stale_for_a_year_the_pages_cover() -> None:
-    # 2014-15 started on 6 April 2014, before the pages' September 2014 update
-    assert stale("What is the van benefit for 2014-15?", PAGES_2014) is None
-    assert stale("What was the van benefit in 2013/14?", PAGES_2014) is None
-    assert stale("What is the van benefit?", PAGES_2014) is None
-
-
-def test_stale_uses_the_newest_page() -> None:
-    pages = PAGES_2014 + [_page("EIM22791", "2026-07-01")]
-    assert stale("What's the van benefit charge for 2025-26?", pages) is None
-
-
-def test_not_stale_when_one_named_year_is_covered() -> None:
-    # "joined in 2013 ... and now in 2015-16?" names a covered year too: answer, don't refuse
-    assert stale("I joined in 2013; is it different for 2015-16?", PAGES_2014) is None
-
-
-# ---- stale: "this year / now" asked of figures for years long past (real pages) -----------
-
-
-def test_asks_about_now_only_when_the_asking_clause_wants_todays_figure() -> None:
-    assert asks_about_now("What is the homeworking allowance this year?")
-    assert asks_about_now("How much can my employer currently pay me per mile?")
-    assert asks_about_now("Is the current mileage rate for a bicycle still 20p?")
-    # the time word describes the asker's facts, not what is asked
-    assert not asks_about_now("I drove 12,000 miles this year - can I claim relief on the shortfall, and roughly how much?")
-    # no figure asked for
-    assert not asks_about_now("Is my company car taxable now that I work from home?")
-    assert not asks_about_now("How much can my employer pay me per mile?")
-
-
-def test_latest_figures_are_the_manuals_newest_dated_amounts_on_the_subject(slice_settings: Settings) -> None:
-    index = CorpusIndex.open(slice_settings)
-    chunks = [c for s in ("EIM01476", "EIM01472", "EIM21690") for c in index.page_chunks(s)]
-    year, figures = latest_figures("What is the homeworking allowance this year?", chunks)
-    assert year == 2012
-    assert figures and all(f.year == "2012" for f in figures)
-    assert any("\u00a34" in f.text and f.paragraph_id.startswith("EIM01476#") for f in figures)
-    # a table's rows carry the years of its header: the 2011-12 mileage rates
-    mileage = index.page_chunks("EIM31240")
-    year, figures = latest_figures("What is the current mileage rate for a motor cycle?", mileage)
-    assert year == 2011 and any("24p" in f.text and "2011-12" in f.text for f in figures)
-
-
-def test_stale_for_todays_figure_when_the_manual_has_only_long_past_ones(slice_settings: Settings) -> None:
-    index = CorpusIndex.open(slice_settings)
-    chunks = index.page_chunks("EIM01476")
-    pages = [index.pages["EIM01476"]]
-    refusal = stale("What is the homeworking allowance this year?", pages, [], chunks, today=date(2026, 12, 1))
-    assert refusal is not None and refusal.category == "stale"
-    assert refusal.evidence.asked_for == "the current year"
-    assert refusal.evidence.latest_figures[0].year == "2012" and "2012" in refusal.message
-    # the same figures were current in 2013: not long past then
-    assert stale("What is the homeworking allowance this year?", pages, [], chunks, today=date(2013, 6, 1)) is None
-    # a figure the manual does not tie to any year is not year-specific: answered
-    undated = [c.model_copy(update={"paragraphs": [p for p in c.paragraphs if "2012" not in p.text and "2008" not in p.text]}) for c in chunks]
-    assert stale("What is the homeworking allowance this year?", pages, [], undated, today=date(2026, 12, 1)) is None
-
-
-def test_stale_now_end_to_end_cites_the_latest_figures(slice_settings: Settings) -> None:
-    result = answer(QuestionRequest(question="What is the homeworking allowance this year?"), slice_settings)
-    assert result.status == "refused" and result.refusal.category == "stale", result.refusal
-    cited = {c.paragraph_id for c in result.citations}
-    assert {f.paragraph_id for f in result.refusal.evidence.latest_figures} <= cited
-    assert {c.section_id for c in result.citations} <= {p.section_id for p in result.refusal.evidence.pages}
-
-
-# ---- low_coverage: a rule dated after the manual is not in it (not stale) -----------------
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "How is the 2019 loan charge on disguised remuneration loans worked out?",
-        "How does the April 2017 exemption for employer-funded pensions advice work?",
-        "What changed under the rules introduced in April 2021 for off-payroll working?",
-        # a rule noun dated by when it applies from: the rule began then, the manual lacks it
-        "Who qualifies for the relief since 2019 on employer-paid training courses?",
-    ],
-)
-def test_a_rule_dated_after_the_manual_is_low_coverage(question: str) -> None:
-    refusal = later_rule(question, PAGES_2014)
-    assert refusal is not None and refusal.category == "low_coverage"
-    assert refusal.evidence.missing
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "What's the van benefit charge for the 2025-26 tax year?",  # a later period: stale, not this
-        "What is the charge in the 2025 tax year?",
-        "How did the 2009 exemption for homeworking change?",  # a rule dated before the update
-        # a figure's noun dated by when it applies from asks for a later period: stale, not this
-        "What is the mileage allowance from April 2026?",
-        "What are the van benefit charges since 2020?",
-        "How do the rules from 6 April 2020 treat my termination payment?",  # the law for a period
-        "How does the exemption from April 2013 for homeworking work?",  # dated before the update
-    ],
-)
-def test_a_later_period_or_an_older_rule_is_not_a_later_rule(question: str) -> None:
-    assert later_rule(question, PAGES_2014) is None
-
-
-# ---- conflict ---------------------------------------------------------------------------
+def conflict(question: str, draft: Draft, *args: object, **kwargs: object) -> Refusal | None:
+    """The check's finding as stitching records it, and the refusal decide makes of it."""
+    found = conflict_evidence(question, draft, *args, **kwargs)  # type: ignore[arg-type]
+    return decide.stitching(StitchingFinding(searched=[], claims=len(draft.sentences), conflict=found))
 
 
 def _draft(*items: tuple[str, str]) -> Draft:
@@ -375,53 +247,3 @@ def test_a_left_out_nurses_page_makes_the_uniform_laundering_figure_a_conflict(c
     # naming the case settles it; a candidate page whose title names nothing asked is not read
     assert conflict(f"{question} {options[0].condition}", draft, {fire.id: fire, **paragraphs}, cases=cases(index, ["EIM63650", "EIM67240"]), candidates=candidates) is None
     assert candidate_statements("How much can I claim back?", index, ["EIM67240"]) == ([], {})
-
-
-STATS = CorpusStats(["Salary sacrifice and PAYE settlement agreements (PSAs).", "A relocation allowance of \u00a38,000 is exempt."])
-
-
-def test_missing_subject_acronym_not_in_the_manual() -> None:
-    assert missing_subjects("Under the OpRA rules, how is my car valued?", STATS, ["salary sacrifice"]) == ["OpRA"]
-    assert missing_subjects("Can we use PSAs for this?", STATS, []) == []
-    assert missing_subjects("Explain the ESOP rules for my options", STATS, []) == ["ESOP"]
-    # mentioned in passing, not the subject of the question
-    assert missing_subjects("Can my employer pay my fees to a body like the ICAEW?", STATS, []) == []
-
-
-def test_an_acronym_for_a_name_the_manual_spells_out_is_not_missing() -> None:
-    """The manual names the body in full, never by its initials: asked by the initials, it
-    is still covered; initials it never spells out are still missing."""
-    stats = CorpusStats(["Rates of allowances paid under particular agreements: Electrical Contractors' Association",
-                         "The Joint Industry Board sets the rates."])  # fmt: skip
-    assert missing_subjects("Which allowances are paid under the ECA agreement?", stats, []) == []
-    assert missing_subjects("Are the rates set under the JIB scheme?", stats, []) == []  # "The" dropped
-    assert missing_subjects("Under the EOT rules, are my bonuses tax-free?", stats, []) == ["EOT"]
-    assert missing_subjects("Under the TJ scheme, what applies?", stats, []) == ["TJ"]  # not the name's own initials
-
-
-def test_missing_subject_amount_named_rule_absent_from_evidence() -> None:
-    question = "How does the \u00a3500 tax exemption for medical treatment work?"
-    assert missing_subjects(question, STATS, ["Medical treatment provided to employees is taxable."]) == ["\u00a3500 tax exemption"]
-    assert missing_subjects(question, STATS, ["An exemption of \u00a3500 applies to recommended treatment."]) == []
-    # amounts that describe the asker's own facts are not the subject
-    assert missing_subjects("Our party cost \u00a3160 a head. Is it taxable?", STATS, ["the limit is \u00a3150"]) == []
-
-
-def test_an_amount_named_rule_needs_its_amount_where_its_subject_is() -> None:
-    question = "How does the statutory \u00a350 trivial benefits exemption apply to birthday gifts?"
-    elsewhere = ["Long service awards are exempt up to \u00a350 per year of service.", "There is no monetary limit below which a benefit is trivial."]
-    assert missing_subjects(question, STATS, elsewhere) == ["\u00a350 trivial benefits exemption"]
-    assert missing_subjects(question, STATS, [*elsewhere, "Trivial benefits costing up to \u00a350 are exempt."]) == []
-    # words that only say how the rule applies ask for the amount anywhere in the passages
-    assert missing_subjects("Do I get the \u00a330k tax-free treatment?", STATS, ["The first \u00a330,000 is exempt."]) == []
-
-
-def test_stale_names_the_page_of_a_latest_figure_that_selection_left_out(slice_settings: Settings) -> None:
-    index = CorpusIndex.open(slice_settings)
-    chunks = [*index.page_chunks("EIM22790"), *index.page_chunks("EIM22915")]
-    selected = [index.pages["EIM22790"]]
-    refusal = stale("What's the van fuel benefit charge for 2025-26?", selected, [], chunks, known_pages=index.pages)
-    assert refusal is not None and refusal.evidence.latest_figures
-    figure_pages = {f.section_id for f in refusal.evidence.latest_figures}
-    assert figure_pages <= {p.section_id for p in refusal.evidence.pages}
-    assert all(f.year == "2014-15" for f in refusal.evidence.latest_figures)
