@@ -6,13 +6,19 @@ Signals: the question's idf-weighted terms on the page and in its title, the pag
 title's closeness in meaning (MiniLM), whether the question restates the title or names its
 subject, retrieval's own fused score and rank, links from the best retrieved pages, and what
 kind of page it is (a worked example, a rule for years that have ended, a withdrawn relief, a
-contents page of links) against what the question asks (an example, a figure, a year)."""
+contents page of links) against what the question asks (an example, a figure, a year).
+
+Each signal is a named feature of PAGE_EXTRACTOR reading one candidate's PageContext (the
+question and the candidates as a whole read once, PageQuestion; what several features share of
+the page computed once); selection and training (``taxnav ranker train``) both read the rows
+through ``page_signals``."""
 
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import NamedTuple
 
 import numpy as np
@@ -21,41 +27,14 @@ from shared.config import Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query
 from shared.index import CorpusIndex
-from shared.meaning import closeness
-from shared.meaning import question_vector
+from shared.meaning import closeness, question_vector
+from services.ranking.extractor import Extractor, Feature
 from services.text.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_weights
-from services.text.tables import amounts, lookup_date, lookup_numbers, states_limit_near, table_lookup, title_covers, title_ended
+from services.text.tables import Measure, amounts, lookup_date, lookup_numbers, states_limit_near, table_lookup, title_covers, title_ended
 from services.text.units import EXAMPLE_TITLE, withdraws
-from services.text.titles import FRAME_WORDS
 from services.text.sentences import split_sentences
 from services.text.terms import corpus_stats, query_terms, terms
-from services.text.titles import title_index
-
-PAGE_FEATURES: tuple[str, ...] = (
-    "chunk_cosine_best",  # the page's closest chunk to the question
-    "chunk_cosine_mean",  # its chunks on average (a page about the subject throughout)
-    "title_cosine",  # the page title's closeness in meaning
-    "term_coverage",  # idf-weighted share of the question's terms on the page
-    "title_coverage",  # ... in its title
-    "title_own_share",  # the question's own subject terms (not the manual's synonyms) in the title
-    "title_names_subject",  # the question names the title's "Subject:" as a phrase
-    "title_restated",  # how nearly the question restates the title (services/text/titles.py)
-    "retrieval_score",  # the page's fused retrieval score over the best page's (a page a link brought in enters decayed)
-    "retrieval_rank",  # 1 / (1 + its place in retrieval's order)
-    "linked_from_top",  # share of the five best-retrieved pages that link to it
-    "example_page",  # a worked example or illustration page
-    "example_page_asked",  # ... and the question asks for an example
-    "ended_period",  # titled by a period that has ended, and the question names no year
-    "withdrawn",  # opens by saying its relief or rule was withdrawn
-    "contents_page",  # mostly links to other pages (an outline)
-    "page_words",  # log of the page's length in words
-    "figures_for_rate_question",  # the page states amounts or rates and the question asks for one
-    "table_keyed_by_asker",  # a table row keyed by the asker's own figure or date
-    "limit_near_asker_amount",  # the page sets a limit of the order of an amount the asker gives
-    "title_covers_asker",  # the title names the period or band the asker's figures fall in
-    "conversation_page",  # a follow-up: an earlier turn of the conversation answered from it
-    "conversation_link",  # a follow-up: one link from the pages its conversation answered from
-)
+from services.text.titles import FRAME_WORDS, TitleIndex, title_index
 
 _FIGURE_TEXT = re.compile(r"\u00a3\s?\d|\d\s?%|\b\d+p\b|\bper cent\b", re.I)
 TOP_RETRIEVED = 5  # pages whose links count as the retrieval's own pointers
@@ -133,6 +112,141 @@ def _contents_page(bundle: PageBundle) -> float:
     return linking / len(paragraphs)
 
 
+@dataclass
+class PageQuestion:
+    """What the page features read of the question and of the candidates as a whole, once per question."""
+
+    index: CorpusIndex
+    weights: dict[str, float]  # the question's idf-weighted terms (with the manual's synonyms)
+    own: dict[str, float]  # ... its own subject terms alone (no synonyms, no frame words)
+    titles: TitleIndex
+    title_weights: dict[str, float]  # the question's terms as weighed against the manual's titles
+    vector: np.ndarray | None  # its meaning (None: keywords only)
+    terms: str  # its terms joined by spaces, padded (for a title's subject as a phrase)
+    rate_question: bool  # it asks for a rate or an amount
+    wants_example: bool
+    numbers: list[Measure]  # the figures and the date a table row could be keyed by
+    when: date | None
+    amounts: list[float]  # the asker's own amounts this turn
+    best_score: float  # retrieval's best fused score among the candidates
+    place: dict[str, int]  # each candidate's place in retrieval's order
+    links_in: dict[str, int]  # how many of the TOP_RETRIEVED pages link to each page
+    subject: ConversationSubject
+
+    @classmethod
+    def read(
+        cls, query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+    ) -> PageQuestion:
+        index = CorpusIndex.open(settings, query.manual)
+        stats = corpus_stats(index)
+        weights = question_weights(query.question, stats, settings.selection.local.expansion_weight)
+        titles = title_index(index, stats, FRAME_WORDS)  # each title's weights, once per generation
+        by_score = sorted(range(len(pages)), key=lambda i: -pages[i].score)
+        links_in: dict[str, int] = {}
+        for sid in [pages[i].section_id for i in by_score[:TOP_RETRIEVED]]:
+            for target in {x.target_section for x in index.xrefs_from(sid)} - {sid}:
+                links_in[target] = links_in.get(target, 0) + 1
+        return cls(
+            index=index,
+            weights=weights,
+            own={t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS},
+            titles=titles,
+            title_weights=titles.weigh(set(terms(query.question))),
+            vector=question_vector(index, query.question, carried_vector) if settings.retrieval.use_vectors else None,
+            terms=f" {' '.join(terms(query.question))} ",
+            rate_question=bool(RATE_INTENT.search(query.question)),
+            wants_example=bool(ASKS_EXAMPLE.search(query.question)),
+            numbers=lookup_numbers(query.question),
+            when=lookup_date(query.question),
+            amounts=amounts(asked or query.question),  # an earlier turn's amount is not this turn's
+            best_score=max((p.score for p in pages), default=0.0) or 1.0,
+            place={pages[i].section_id: r for r, i in enumerate(by_score)},
+            links_in=links_in,
+            subject=subject,
+        )
+
+
+class PageContext:
+    """One candidate page as its features read it: what several features share is computed once,
+    here (plain attributes: this runs for every candidate of every question)."""
+
+    __slots__ = ("question", "bundle", "section_id", "title", "title_cosine", "coverage", "cosines", "best_cosine", "title_terms", "title_share", "restated", "figures", "example")
+
+    def __init__(self, question: PageQuestion, bundle: PageBundle, title: str, title_cosine: float) -> None:
+        self.question, self.bundle, self.section_id, self.title, self.title_cosine = question, bundle, bundle.section_id, title, title_cosine
+        self.coverage = coverage(question.weights, page_terms(bundle))
+        # each chunk's cosine with the question (keywords only: the page's coverage stands in)
+        vector = question.vector
+        self.cosines = [chunk_similarity(question.index, c.id, vector) for c in bundle.chunks] if vector is not None else [self.coverage]
+        self.best_cosine = max(self.cosines, default=0.0)
+        self.title_terms = set(terms(title))
+        self.title_share = coverage(question.own, self.title_terms)
+        self.restated = question.titles.match(question.title_weights, bundle.section_id)
+        self.figures = has_figures(bundle.chunks)
+        self.example = bool(EXAMPLE_TITLE.search(title))
+
+
+def _withdrawn(page: PageContext) -> float:
+    chunks = page.bundle.chunks
+    opening = chunks and min(chunks, key=lambda c: c.position).text.split("\n")[0]
+    return float(bool(opening) and withdraws(opening))
+
+
+def _table_keyed_by_asker(page: PageContext) -> float:
+    q = page.question
+    return float(q.rate_question and bool(q.numbers or q.when) and any(table_lookup(c, q.numbers, q.when) for c in page.bundle.chunks))
+
+
+def _limit_near_asker_amount(page: PageContext) -> float:
+    # (only a chunk stating an amount is split into sentences: most state none)
+    asked = page.question.amounts
+    return float(bool(asked) and any(states_limit_near(asked, s) for c in page.bundle.chunks if amounts(c.text) for s in split_sentences(c.text)))
+
+
+def _conversation_link(page: PageContext) -> float:
+    subject = page.question.subject
+    return float(page.section_id in subject.linked and page.section_id not in subject.carried)
+
+
+# The page ranker's features, in the order services/ranking/models/pages.json was trained on.
+PAGE_EXTRACTOR: Extractor[PageContext] = Extractor("pages", [
+    Feature("chunk_cosine_best", lambda p: p.best_cosine, "the page's closest chunk to the question"),
+    Feature("chunk_cosine_mean", lambda p: float(np.mean(p.cosines)) if p.cosines else 0.0, "its chunks on average (a page about the subject throughout)"),
+    Feature("title_cosine", lambda p: float(p.title_cosine), "the page title's closeness in meaning"),
+    Feature("term_coverage", lambda p: p.coverage, "idf-weighted share of the question's terms on the page"),
+    Feature("title_coverage", lambda p: coverage(p.question.weights, p.title_terms), "... in its title"),
+    Feature("title_own_share", lambda p: p.title_share, "the question's own subject terms (not the manual's synonyms) in the title"),
+    Feature("title_names_subject", lambda p: float(names_title_subject(p.question.terms, p.title)), 'the question names the title\'s "Subject:" as a phrase'),
+    Feature("title_restated", lambda p: p.restated, "how nearly the question restates the title (services/text/titles.py)"),
+    Feature("retrieval_score", lambda p: p.bundle.score / p.question.best_score, "the fused retrieval score over the best page's (a linked page enters decayed)"),
+    Feature("retrieval_rank", lambda p: 1.0 / (1 + p.question.place[p.section_id]), "1 / (1 + its place in retrieval's order)"),
+    Feature("linked_from_top", lambda p: p.question.links_in.get(p.section_id, 0) / TOP_RETRIEVED, "share of the five best-retrieved pages that link to it"),
+    Feature("example_page", lambda p: float(p.example), "a worked example or illustration page"),
+    Feature("example_page_asked", lambda p: float(p.example and p.question.wants_example), "... and the question asks for an example"),
+    Feature("ended_period", lambda p: float(p.question.when is None and title_ended(p.title)), "titled by a period that has ended, and the question names no year"),
+    Feature("withdrawn", _withdrawn, "opens by saying its relief or rule was withdrawn"),
+    Feature("contents_page", lambda p: _contents_page(p.bundle), "mostly links to other pages (an outline)"),
+    Feature("page_words", lambda p: math.log1p(sum(len(c.text.split()) for c in p.bundle.chunks)), "log of the page's length in words"),
+    Feature("figures_for_rate_question", lambda p: float(p.question.rate_question and p.figures), "the page states amounts or rates and the question asks for one"),
+    Feature("table_keyed_by_asker", _table_keyed_by_asker, "a table row keyed by the asker's own figure or date"),
+    Feature("limit_near_asker_amount", _limit_near_asker_amount, "the page sets a limit of the order of an amount the asker gives"),
+    Feature("title_covers_asker", lambda p: float(title_covers(p.title, p.question.numbers, p.question.when)), "the title names the period or band the asker's figures fall in"),
+    Feature("conversation_page", lambda p: float(p.section_id in p.question.subject.carried), "a follow-up: an earlier turn of the conversation answered from it"),
+    Feature("conversation_link", _conversation_link, "a follow-up: one link from the pages its conversation answered from"),
+])
+PAGE_FEATURES: tuple[str, ...] = PAGE_EXTRACTOR.names  # what a page model file must list, in this order
+
+
+def page_contexts(
+    query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+) -> list[PageContext]:
+    """Each candidate page as the page features read it (the question read once for all)."""
+    question = PageQuestion.read(query, pages, settings, carried_vector, asked, subject)
+    titles = [page_title(question.index, p.section_id) for p in pages]
+    title_close = closeness(settings, titles, question.vector) if question.vector is not None else np.zeros(len(pages))
+    return [PageContext(question, bundle, title, cosine) for bundle, title, cosine in zip(pages, titles, title_close, strict=True)]
+
+
 def page_signals(
     query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
 ) -> list[PageSignals]:
@@ -141,74 +255,15 @@ def page_signals(
     conversation (its pages are ranked by the same model, as features)."""
     if not pages:
         return []
-    index = CorpusIndex.open(settings, query.manual)
-    stats = corpus_stats(index)
-    weights = question_weights(query.question, stats, settings.selection.local.expansion_weight)
-    titles = title_index(index, stats, FRAME_WORDS)  # each title's weights, once per generation
-    title_weights = titles.weigh(set(terms(query.question)))
-    own = {t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS}
-    vector = question_vector(index, query.question, carried_vector) if settings.retrieval.use_vectors else None
-    rate_question = bool(RATE_INTENT.search(query.question))
-    q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
-    q_terms = f" {' '.join(terms(query.question))} "
-    wants_example = bool(ASKS_EXAMPLE.search(query.question))
-    q_amounts = amounts(asked or query.question)  # an earlier turn's amount is not this turn's
-    page_titles = [page_title(index, p.section_id) for p in pages]
-    title_close = closeness(settings, page_titles, vector) if vector is not None else np.zeros(len(pages))
-    best_score = max((p.score for p in pages), default=0.0) or 1.0
-    by_score = sorted(range(len(pages)), key=lambda i: -pages[i].score)
-    place = {pages[i].section_id: r for r, i in enumerate(by_score)}
-    top = [pages[i].section_id for i in by_score[:TOP_RETRIEVED]]
-    links_in: dict[str, int] = {}
-    for sid in top:
-        for target in {x.target_section for x in index.xrefs_from(sid)} - {sid}:
-            links_in[target] = links_in.get(target, 0) + 1
-    out = []
-    for bundle, title, title_cos in zip(pages, page_titles, title_close, strict=True):
-        cov = coverage(weights, page_terms(bundle))
-        sims = [chunk_similarity(index, c.id, vector) for c in bundle.chunks] if vector is not None else [cov]
-        title_terms = set(terms(title))
-        title_share = coverage(own, title_terms)
-        figures = has_figures(bundle.chunks)
-        example = bool(EXAMPLE_TITLE.search(title))
-        opening = bundle.chunks and min(bundle.chunks, key=lambda c: c.position).text.split("\n")[0]
-        words = sum(len(c.text.split()) for c in bundle.chunks)
-        restated = titles.match(title_weights, bundle.section_id)
-        row = {
-            "chunk_cosine_best": max(sims, default=0.0),
-            "chunk_cosine_mean": float(np.mean(sims)) if sims else 0.0,
-            "title_cosine": float(title_cos),
-            "term_coverage": cov,
-            "title_coverage": coverage(weights, title_terms),
-            "title_own_share": title_share,
-            "title_names_subject": float(names_title_subject(q_terms, title)),
-            "title_restated": restated,
-            "retrieval_score": bundle.score / best_score,
-            "retrieval_rank": 1.0 / (1 + place[bundle.section_id]),
-            "linked_from_top": links_in.get(bundle.section_id, 0) / TOP_RETRIEVED,
-            "example_page": float(example),
-            "example_page_asked": float(example and wants_example),
-            "ended_period": float(q_when is None and title_ended(title)),
-            "withdrawn": float(bool(opening) and withdraws(opening)),
-            "contents_page": _contents_page(bundle),
-            "page_words": math.log1p(words),
-            "figures_for_rate_question": float(rate_question and figures),
-            "table_keyed_by_asker": float(rate_question and bool(q_numbers or q_when) and any(table_lookup(c, q_numbers, q_when) for c in bundle.chunks)),
-            # (only a chunk stating an amount is split into sentences: most state none)
-            "limit_near_asker_amount": float(bool(q_amounts) and any(states_limit_near(q_amounts, s) for c in bundle.chunks if amounts(c.text) for s in split_sentences(c.text))),
-            "title_covers_asker": float(title_covers(title, q_numbers, q_when)),
-            "conversation_page": float(bundle.section_id in subject.carried),
-            "conversation_link": float(bundle.section_id in subject.linked and bundle.section_id not in subject.carried),
-        }
-        out.append(
-            PageSignals(
-                bundle=bundle,
-                features=np.array([row[f] for f in PAGE_FEATURES], dtype=np.float64),
-                coverage=cov,
-                similarity=row["chunk_cosine_best"],  # (keywords only: the coverage stands in for it)
-                has_figures=figures,
-                title_share=title_share,
-                title_match=restated,
-            )
+    return [
+        PageSignals(
+            bundle=page.bundle,
+            features=PAGE_EXTRACTOR.row(page),
+            coverage=page.coverage,
+            similarity=page.best_cosine,  # (keywords only: the coverage stands in for it)
+            has_figures=page.figures,
+            title_share=page.title_share,
+            title_match=page.restated,
         )
-    return out
+        for page in page_contexts(query, pages, settings, carried_vector, asked, subject)
+    ]

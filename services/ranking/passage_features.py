@@ -1,26 +1,109 @@
 """What the passage ranker reads of each sentence or table row of the kept pages: one row of
 numbers per unit in UNIT_FEATURES order, with no weights of its own (the passage ranker,
-services/ranking/models/passages.json, learns those from labelled questions). Training
-(``taxnav ranker train``) and serving (services/providers/local/stitching.py) compute them here."""
+services/ranking/models/passages.json, learns those from labelled questions).
+
+Each feature is a named unit of UNIT_EXTRACTOR reading one unit's context (UnitContext: the
+question read once, UnitQuestion; the unit's chunk, UnitChunk; what several features share of
+the unit, computed once). Training (``taxnav ranker train``) and serving
+(services/providers/local/stitching.py) both compute them through ``featured_units``."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
-from shared.config import Settings
-from shared.contracts.pipeline import Query, SelectionResult
+from shared.config import LocalStitchingSettings, Settings
+from shared.contracts.corpus import Chunk
+from shared.contracts.pipeline import PageBundle, Query, SelectionResult
 from shared.index import CorpusIndex
+from services.ranking.extractor import Extractor, Feature
 from services.ranking.page_features import chunk_similarity, page_title
 from services.text.figures import checkable_facts
-from services.text.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_kind, question_weights
-from services.text.tables import amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
+from services.text.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
+from services.text.tables import Measure, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
 from services.text.terms import corpus_stats, terms
 from services.text.units import (
     DEPENDENT, EXAMPLE_TITLE, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label,
     is_signpost, scored_text, states_rule, withdraws, years_only,
 )
+
+
+@dataclass
+class UnitQuestion:
+    """What the passage features read of the question, once per question."""
+
+    weights: dict[str, float]  # its idf-weighted terms (what it asks weighed up)
+    rate_question: bool  # it asks for a rate or an amount
+    facts: frozenset[str]  # the checkable facts it names (figures, years, dates)
+    numbers: list[Measure]  # the figures and the date a table row could be keyed by
+    when: date | None
+    amounts: list[float]
+    kind: QuestionKind  # what kind of thing it asks: a figure, a date, a ruling, a definition
+    wants_example: bool
+    tuning: LocalStitchingSettings
+
+    @classmethod
+    def read(cls, query: Query, index: CorpusIndex, settings: Settings) -> UnitQuestion:
+        tuning = settings.stitching.local
+        return cls(
+            weights=question_weights(query.question, corpus_stats(index), settings.selection.local.expansion_weight, tuning.ask_weight),
+            rate_question=bool(RATE_INTENT.search(query.question)),
+            facts=checkable_facts(query.question),
+            numbers=lookup_numbers(query.question),
+            when=lookup_date(query.question),
+            amounts=amounts(query.question),
+            kind=question_kind(query.question),
+            wants_example=bool(ASKS_EXAMPLE.search(query.question)),
+            tuning=tuning,
+        )
+
+
+class UnitChunk:
+    """A chunk of a selected page, as its units' features read it."""
+
+    __slots__ = ("question", "bundle", "rank", "chunk", "units", "cosine", "context", "lookups", "best_rate_rows")
+
+    def __init__(self, question: UnitQuestion, bundle: PageBundle, rank: int, chunk: Chunk, units: list[Unit], cosine: float) -> None:
+        self.question, self.bundle, self.rank, self.chunk, self.units, self.cosine = question, bundle, rank, chunk, units, cosine
+        self.context = set(terms(" ".join(chunk.heading_path[-2:])))  # its headings' terms
+        self.lookups = {p.id: lookup_rows(rows_of(p), question.numbers, question.when) for p in chunk.paragraphs if p.kind == "table"}
+        # for a rate question, the units (by id) that are the best row of a rate table about its subject
+        best = rate_table_rows(units, question.weights, self.context, question.tuning.rate_table_match) if question.rate_question else []
+        self.best_rate_rows = {id(u) for u in best}
+
+
+class UnitContext:
+    """One quotable unit (sentence or table row) as its features read it: what several features
+    share is computed once, here (plain attributes: this runs for every unit of every question)."""
+
+    __slots__ = ("chunk", "question", "i", "place", "unit", "text", "terms", "term_set", "coverage", "facts", "signpost", "unasked", "looked_up", "aside")
+
+    def __init__(self, chunk: UnitChunk, i: int, place: int) -> None:
+        question, unit = chunk.question, chunk.units[i]
+        self.chunk, self.question, self.i, self.place, self.unit = chunk, question, i, place, unit
+        self.text = scored_text(chunk.units, i, question.tuning.list_items)  # a list intro is scored with its items
+        self.terms = terms(self.text)
+        self.term_set = set(self.terms)
+        self.coverage = coverage(question.weights, self.term_set)
+        self.facts = facts = checkable_facts(self.text)
+        self.signpost = unit.row is None and (is_signpost(unit.text) or is_label(unit))
+        # an example is the answer only when asked for, or when it works the asker's own figures
+        asked = question.facts
+        self.unasked = unit.example and not question.wants_example and not (facts & asked - years_only(facts & asked))
+        self.looked_up = unit.row is not None and any(unit.row <= r <= (unit.last_row or unit.row) for r in chunk.lookups.get(unit.paragraph.id, ()))
+        self.aside = self.signpost or self.unasked
+
+
+def _list_item(u: UnitContext) -> float:
+    return float(u.unit.row is None and (u.unit.paragraph.kind == "li" or u.unit.text[:1].islower()))
+
+
+def _best_rate_row(u: UnitContext) -> float:
+    return 1.0 if id(u.unit) in u.chunk.best_rate_rows else 0.0
 
 
 # What the passage ranker reads of each unit, in the order services/ranking/models/passages.json
@@ -29,49 +112,43 @@ from services.text.units import (
 # what it gives (a figure, the asker's figure, the kind of thing asked), and what kind of unit it
 # is (a table row, a list lead-in or item, a signpost, a worked example nobody asked for, a
 # sentence leaning on the one before, a line of a computation, a notice that a rule ended).
-UNIT_FEATURES = (
-    "terms",  # idf-weighted share of the question's terms the unit holds (a list lead-in with its items)
-    "log_terms",  # its length
-    "heading_terms",  # the share its chunk's headings add
-    "chunk_cosine",  # its chunk's closeness in meaning to the question
-    "page_probability",  # the page ranker's probability that its page answers
-    "page_place",  # 1 / (1 + the page's rank in the selection)
-    "place_on_page",  # 1 / (1 + its place on the page): the manual states the rule first
-    "rate_figure",  # a figure, for a question asking a rate
-    "question_figure",  # a figure the question names
-    "near_asker_amount",  # an amount near the asker's own (the limit it is measured against)
-    "looked_up_row",  # the table row keyed by the asker's own figure or date
-    "row_names_subject",  # a table row whose label names what the question asks about
-    "gives_kind",  # the kind of thing the question asks (a figure, a date, a ruling, a definition)
-    "signpost",  # only points to another page, or only names a topic
-    "unasked_example",  # part of a worked example the question did not ask for
-    "table_row",
-    "computation_line",  # a line of a worked computation ("Earnings | £22,000")
-    "leans_on_previous",  # "This is ...", "However ..."
-    "list_lead_in",
-    "list_item",
-    "ended_rule",  # "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"
-    "best_rate_row",  # the best row of a rate table about the question's subject, for a rate question
-    "terms_if_aside",  # its terms again when it is a signpost or an unasked example: they count differently there
-    "cosine_if_aside",
-    "terms_x_page_probability",
-)
+UNIT_EXTRACTOR: Extractor[UnitContext] = Extractor("passages", [
+    Feature("terms", lambda u: u.coverage, "idf-weighted share of the question's terms the unit holds (a list lead-in with its items)"),
+    Feature("log_terms", lambda u: math.log1p(len(u.terms)), "its length"),
+    Feature("heading_terms", lambda u: coverage(u.question.weights, u.chunk.context - u.term_set), "the share its chunk's headings add"),
+    Feature("chunk_cosine", lambda u: u.chunk.cosine, "its chunk's closeness in meaning to the question"),
+    Feature("page_probability", lambda u: u.chunk.bundle.score, "the page ranker's probability that its page answers"),
+    Feature("page_place", lambda u: 1.0 / (1 + u.chunk.rank), "1 / (1 + the page's rank in the selection)"),
+    Feature("place_on_page", lambda u: 1.0 / (1 + u.place), "1 / (1 + its place on the page): the manual states the rule first"),
+    Feature("rate_figure", lambda u: float(u.question.rate_question and any(is_figure(f) for f in u.facts)), "a figure, for a question asking a rate"),
+    Feature("question_figure", lambda u: float(bool(u.facts & u.question.facts)), "a figure the question names"),
+    Feature("near_asker_amount", lambda u: float(near_amount(u.question.amounts, amounts(u.text))), "an amount near the asker's own (the limit it is measured against)"),
+    Feature("looked_up_row", lambda u: float(u.looked_up), "the table row keyed by the asker's own figure or date"),
+    Feature("row_names_subject", lambda u: float(bool(u.unit.row and names_row(u.question.weights, u.unit.cells))), "a table row whose label names what the question asks about"),
+    Feature("gives_kind", lambda u: float(gives(u.question.kind, u.text, u.facts)), "the kind of thing the question asks (a figure, a date, a ruling, a definition)"),
+    Feature("signpost", lambda u: float(u.signpost), "only points to another page, or only names a topic"),
+    Feature("unasked_example", lambda u: float(u.unasked), "part of a worked example the question did not ask for"),
+    Feature("table_row", lambda u: float(u.unit.row is not None), "a row of a table"),
+    Feature("computation_line", lambda u: float(u.unit.row is not None and computation_line(u.unit)), 'a line of a worked computation ("Earnings | \u00a322,000")'),
+    Feature("leans_on_previous", lambda u: float(u.unit.row is None and bool(DEPENDENT.search(u.unit.text))), '"This is ...", "However ..."'),
+    Feature("list_lead_in", lambda u: float(u.unit.row is None and introduces_list(u.unit)), "introduces a list"),
+    Feature("list_item", _list_item, "an item of a list"),
+    Feature("ended_rule", lambda u: float(withdraws(u.unit.text)), '"THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"'),
+    Feature("best_rate_row", _best_rate_row, "the best row of a rate table about the question's subject, for a rate question"),
+    Feature("terms_if_aside", lambda u: u.coverage * u.aside, "its terms again when it is a signpost or an unasked example: they count differently there"),
+    Feature("cosine_if_aside", lambda u: u.chunk.cosine * u.aside, "its chunk's cosine, likewise"),
+    Feature("terms_x_page_probability", lambda u: u.coverage * u.chunk.bundle.score, "its terms times its page's probability"),
+])
+UNIT_FEATURES: tuple[str, ...] = UNIT_EXTRACTOR.names  # what a passage model file must list, in this order
 
 
-def featured_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
-    """Every quotable sentence (or table row) of the selected pages with its UNIT_FEATURES."""
-    tuning = settings.stitching.local
+def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[UnitChunk]:
+    """Every chunk of the selected pages with its quotable units (best page first, chunks in
+    page order), each unit marked when it is part of a worked example."""
     index = CorpusIndex.open(settings, query.manual)
-    weights = question_weights(query.question, corpus_stats(index), settings.selection.local.expansion_weight, tuning.ask_weight)
-    rate_question = bool(RATE_INTENT.search(query.question))
-    q_facts = checkable_facts(query.question)
-    q_numbers, q_when = lookup_numbers(query.question), lookup_date(query.question)
-    q_amounts = amounts(query.question)
-    kind = question_kind(query.question)
-    wants_example = bool(ASKS_EXAMPLE.search(query.question))
-    out: list[Unit] = []
+    question = UnitQuestion.read(query, index, settings)
+    out: list[UnitChunk] = []
     for rank, bundle in enumerate(selection.pages):  # pages come best first from selection
-        place = 0  # the unit's place in page order
         title = page_title(index, bundle.section_id)
         previous = title
         example_page = bool(EXAMPLE_TITLE.search(title))
@@ -79,60 +156,43 @@ def featured_units(query: Query, selection: SelectionResult, settings: Settings,
             chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
             heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
             previous = chunk_heading
-            context = set(terms(" ".join(chunk.heading_path[-2:])))
-            chunk_sim = max(chunk_similarity(index, chunk.id, vector), 0.0) if vector is not None else 0.0
-            units = chunk_units(chunk, rank, tuning, heading)
-            example_chunk = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
-            in_example = example_chunk
+            cosine = max(chunk_similarity(index, chunk.id, vector), 0.0) if vector is not None else 0.0
+            units = chunk_units(chunk, rank, question.tuning, heading)
+            in_example = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
             for unit in units:
                 if unit.paragraph.text.lstrip().lower().startswith("example"):
                     in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
                 unit.example = in_example or is_illustration(unit.text)
-            lookups = {p.id: lookup_rows(rows_of(p), q_numbers, q_when) for p in chunk.paragraphs if p.kind == "table"}
-            for i, unit in enumerate(units):
-                text = scored_text(units, i, tuning.list_items)
-                own_terms = terms(text)  # a list intro is scored with its items
-                own = set(own_terms)
-                facts = checkable_facts(text)
-                signpost = unit.row is None and (is_signpost(unit.text) or is_label(unit))
-                # an example is the answer only when asked for, or when it works the asker's own figures
-                unasked = unit.example and not wants_example and not (facts & q_facts - years_only(facts & q_facts))
-                unit.looked_up = unit.row is not None and any(unit.row <= r <= (unit.last_row or unit.row) for r in lookups.get(unit.paragraph.id, ()))
-                unit.aside = signpost or unasked
-                own_coverage = coverage(weights, own)
-                unit.features = {
-                    "terms": own_coverage,
-                    "log_terms": math.log1p(len(own_terms)),
-                    "heading_terms": coverage(weights, context - own),
-                    "chunk_cosine": chunk_sim,
-                    "page_probability": bundle.score,
-                    "page_place": 1.0 / (1 + rank),
-                    "place_on_page": 1.0 / (1 + place),
-                    "rate_figure": float(rate_question and any(is_figure(f) for f in facts)),
-                    "question_figure": float(bool(facts & q_facts)),
-                    "near_asker_amount": float(near_amount(q_amounts, amounts(text))),
-                    "looked_up_row": float(unit.looked_up),
-                    "row_names_subject": float(bool(unit.row and names_row(weights, unit.cells))),
-                    "gives_kind": float(gives(kind, text, facts)),
-                    "signpost": float(signpost),
-                    "unasked_example": float(unasked),
-                    "table_row": float(unit.row is not None),
-                    "computation_line": float(unit.row is not None and computation_line(unit)),
-                    "leans_on_previous": float(unit.row is None and bool(DEPENDENT.search(unit.text))),
-                    "list_lead_in": float(unit.row is None and introduces_list(unit)),
-                    "list_item": float(unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower())),
-                    "ended_rule": float(withdraws(unit.text)),
-                    "best_rate_row": 0.0,
-                    "terms_if_aside": own_coverage * unit.aside,
-                    "cosine_if_aside": chunk_sim * unit.aside,
-                    "terms_x_page_probability": own_coverage * bundle.score,
-                }
-                place += 1
-            if rate_question:
-                for best in rate_table_rows(units, weights, context, tuning.rate_table_match):
-                    best.features["best_rate_row"] = 1.0
-            out += units
+            out.append(UnitChunk(question, bundle, rank, chunk, units, cosine))
     return out
+
+
+def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> Iterator[UnitContext]:
+    """Every quotable unit of the selected pages as its features read it, in page order."""
+    place, rank = 0, -1  # the unit's place in page order
+    for chunk in unit_chunks(query, selection, settings, vector):
+        if chunk.rank != rank:
+            place, rank = 0, chunk.rank
+        for i in range(len(chunk.units)):
+            yield UnitContext(chunk, i, place)
+            place += 1
+
+
+def featured_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
+    """Every quotable sentence (or table row) of the selected pages with its UNIT_FEATURES
+    (``unit.features``, by name), and whether it is a looked-up row or an aside."""
+    out: list[Unit] = []
+    for context in unit_contexts(query, selection, settings, vector):
+        unit = context.unit
+        unit.looked_up, unit.aside = context.looked_up, context.aside
+        unit.features = UNIT_EXTRACTOR.values(context)
+        out.append(unit)
+    return out
+
+
+def unit_matrix(units: list[Unit]) -> np.ndarray:
+    """The units' features as the passage model reads them (units, UNIT_FEATURES)."""
+    return UNIT_EXTRACTOR.table(u.features for u in units)
 
 
 def rate_table_rows(units: list[Unit], weights: dict[str, float], context: set[str], match: float) -> list[Unit]:

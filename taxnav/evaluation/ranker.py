@@ -11,7 +11,10 @@ probability).
 
 Passages: the sentences and table rows of the pages selection keeps; a unit stating one of
 the question's key facts in its first words on an answering page is a positive; a listwise
-model (softmax over the question's units), then a Platt calibration."""
+model (softmax over the question's units), then a Platt calibration.
+
+Both read their candidates through the service's own extractors (ranker_data.py), and each
+model file lists the extractor's feature names it was trained on."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import numpy as np
 
 from shared.cli_common import Exit
 from shared.config import Settings
+from taxnav.evaluation.ranker_data import Candidates, Passages, collect, collect_follow_ups, collect_passages
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEAM_EVAL = REPO_ROOT.parent / "shared" / "eval"  # ../shared/eval
@@ -41,127 +45,6 @@ TRAINING_FILES = (
 )
 # Conversations: each follow-up is ranked with the pages its earlier turns answered from as a feature.
 DIALOG_FILES = (TEAM_EVAL / "dialogs.jsonl", OWN_EVAL / "heldout_dialogs.jsonl")
-
-
-@dataclass
-class Candidates:
-    """One question's candidate pages as the ranker sees them in service."""
-
-    question_id: str
-    source: str  # the question file's stem
-    gold: frozenset[str]
-    section_ids: list[str]
-    features: np.ndarray  # (pages, PAGE_FEATURES)
-    labels: np.ndarray  # 2 gold, 1 also_ok, 0 other
-    key_facts: tuple[str, ...] = ()
-    rollup: object = None  # the question's PipelineState after rollup (what the passage ranker's training selects from)
-
-
-UP_TO_ROLLUP = ("retrieval", "expansion", "rollup")  # the stages whose candidates the page ranker orders
-
-
-def labelled(question, source: str, signals: Sequence) -> Candidates:  # noqa: ANN001  (an EvalQuestion or a dialog's turn; PageSignals)
-    """A question's candidate pages, labelled: its gold pages 2, its also_ok pages 1, the rest 0."""
-    ids = [s.bundle.section_id for s in signals]
-    labels = np.array([2 if sid in question.gold_sections else 1 if sid in question.also_ok else 0 for sid in ids])
-    return Candidates(question.id, source, frozenset(question.gold_sections), ids, np.stack([s.features for s in signals]), labels, tuple(question.key_facts))
-
-
-def collect(questions: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (EvalQuestion)
-    """Each answerable question's candidates after rollup, with their features and labels (the
-    scope guard and routing run first: a question they refuse has no candidates to rank)."""
-    from services.answering.pipeline import STAGES, new_state, run_stages  # noqa: PLC0415  (heavy: the index and the model)
-    from services.ranking.page_features import page_signals  # noqa: PLC0415
-    from shared.contracts.api import QuestionRequest  # noqa: PLC0415
-
-    up_to_rollup = [s for s in STAGES if s.name in UP_TO_ROLLUP]
-    out = []
-    for q in questions:
-        if q.expect != "answer":
-            continue
-        state = run_stages(up_to_rollup, new_state(QuestionRequest(question=q.question), settings), settings, lambda _: None)
-        if state.rollup is None or not state.rollup.pages:
-            continue
-        signals = page_signals(state.query, state.rollup.pages, settings, state.retrieval.query_vector if state.retrieval else [])
-        out.append(labelled(q, source, signals))
-        out[-1].rollup = state
-    return out
-
-
-@dataclass
-class Passages:
-    """One question's quotable units as the passage ranker sees them in service."""
-
-    question_id: str
-    features: np.ndarray  # (units, UNIT_FEATURES)
-    labels: np.ndarray  # 1: a key fact within its first LEAD_WORDS words, on an answering page
-
-
-LEAD_WORDS = 50  # a unit that opens the answer should say it early: the answer is read from its first words
-
-
-def collect_passages(candidates: Sequence[Candidates], settings: Settings) -> list[Passages]:
-    """Each question's units after selection (by the page model ``settings`` name), with their
-    features and labels: whether the unit states one of the question's key facts early, on a
-    gold or also_ok page."""
-    from services.answering.pipeline import STAGES, run_stages  # noqa: PLC0415
-    from shared.meaning import question_vector  # noqa: PLC0415
-    from services.ranking.passage_features import UNIT_FEATURES, featured_units  # noqa: PLC0415
-    from shared.index import CorpusIndex  # noqa: PLC0415
-    from taxnav.evaluation.scoring import key_fact_found  # noqa: PLC0415
-
-    selection = [s for s in STAGES if s.name == "selection"]
-    out = []
-    for c in candidates:
-        if c.rollup is None:
-            continue
-        state = run_stages(selection, c.rollup.model_copy(update={"trace": []}), settings, lambda _: None)
-        if state.refusal is not None or not state.selection or not state.selection.pages:
-            continue
-        index = CorpusIndex.open(settings, state.query.manual)
-        vector = question_vector(index, state.query.question, state.retrieval.query_vector if state.retrieval else []) if settings.retrieval.use_vectors else None
-        units = featured_units(state.query, state.selection, settings, vector)
-        label_of = dict(zip(c.section_ids, c.labels, strict=True))
-        pages = [p.section_id for p in state.selection.pages]
-        answering = {sid for sid in pages if label_of.get(sid, 0) > 0}
-        if not units or not answering:
-            continue
-        labels = np.array([float(pages[u.page_rank] in answering and any(key_fact_found(f, " ".join(u.text.split()[:LEAD_WORDS])) for f in c.key_facts)) for u in units])
-        out.append(Passages(c.question_id, np.array([[u.features[f] for f in UNIT_FEATURES] for u in units]), labels))
-    return out
-
-
-def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (Dialog)
-    """Each answerable follow-up's candidates as its conversation reads it: the dialog's
-    earlier turns asked first in a conversation of their own (in a temporary directory), then
-    the follow-up read with them (its searched question, its subject's pages)."""
-    import tempfile  # noqa: PLC0415
-
-    from services.conversations.store import FileStore, new_turn_state  # noqa: PLC0415
-    from services.answering.pipeline import STAGES, run_stages  # noqa: PLC0415
-    from services.ranking.page_features import ConversationSubject, page_signals  # noqa: PLC0415
-    from services.runtime.question_store import MemoryStore  # noqa: PLC0415
-    from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
-
-    up_to_rollup = [s for s in STAGES if s.name in UP_TO_ROLLUP]
-    out = []
-    with tempfile.TemporaryDirectory(prefix="taxnav-ranker-conversations-") as folder:
-        settings = settings.model_copy(deep=True, update={"mode": "embedded"})
-        settings.conversations.dir = Path(folder)
-        conversations, store = FileStore(settings), MemoryStore()
-        for dialog in dialogs:
-            cid = conversations.create().id
-            for number, turn in enumerate(dialog.turns, start=1):
-                request = ConversationQuestion(question=turn.question, manual=settings.manual)
-                if number > 1 and turn.expect == "answer":
-                    state = run_stages(up_to_rollup, new_turn_state(request, conversations.get(cid).turns, settings), settings, lambda _: None)
-                    if state.refusal is None and state.rollup and state.rollup.pages and state.context is not None:
-                        vector = state.retrieval.query_vector if state.retrieval else []
-                        subject = ConversationSubject(frozenset(state.context.carried_sections), frozenset(state.context.linked_sections))
-                        signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, subject)
-                        out.append(labelled(turn, source, signals))
-                conversations.finish(cid, conversations.start(cid, request, settings, store), store)
-    return out
 
 
 def fit_rankers(candidates: Sequence[Candidates], dialog_sets: Sequence[tuple[str, list]], settings: Settings, files: Sequence[str] = ()) -> tuple[RankerModel, RankerModel]:  # noqa: F821
@@ -222,22 +105,22 @@ ALSO_OK_SHARE = 0.5  # an also_ok page takes half a gold page's share of the sof
 def fit(candidates: Sequence[Candidates], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
     """The page ranker: the softmax over a question's candidate pages puts its mass on its gold
     pages (and half as much on its also_ok pages)."""
-    from services.ranking.page_features import PAGE_FEATURES  # noqa: PLC0415
+    from services.ranking.page_features import PAGE_EXTRACTOR  # noqa: PLC0415
 
     targets = [np.where(c.labels == 2, 1.0, np.where(c.labels == 1, ALSO_OK_SHARE, 0.0)) for c in candidates]
     if not any(t.any() for t in targets):
         raise ValueError("no question has an answering page among its candidates: nothing to learn from")
-    return fit_listwise("pages", PAGE_FEATURES, [c.features for c in candidates], targets, files)
+    return fit_listwise("pages", PAGE_EXTRACTOR.names, [c.features for c in candidates], targets, files)
 
 
 def fit_passages(passages: Sequence[Passages], files: Sequence[str] = ()) -> RankerModel:  # noqa: F821
     """The passage ranker: the softmax over a question's units puts its mass on the units
     stating a key fact early."""
-    from services.ranking.passage_features import UNIT_FEATURES  # noqa: PLC0415
+    from services.ranking.passage_features import UNIT_EXTRACTOR  # noqa: PLC0415
 
     if not any(p.labels.any() for p in passages):
         raise ValueError("no question has a unit stating a key fact on an answering page: nothing to learn from")
-    return fit_listwise("passages", UNIT_FEATURES, [p.features for p in passages], [p.labels for p in passages], files)
+    return fit_listwise("passages", UNIT_EXTRACTOR.names, [p.features for p in passages], [p.labels for p in passages], files)
 
 
 def fit_listwise(kind: str, features: Sequence[str], questions: Sequence[np.ndarray], targets: Sequence[np.ndarray], files: Sequence[str]) -> RankerModel:  # noqa: F821

@@ -11,7 +11,8 @@ import pytest
 
 from services.ranking.page_features import PAGE_FEATURES
 from services.ranking.passage_features import UNIT_FEATURES
-from taxnav.evaluation.ranker import Candidates, Passages, answering_threshold, fit, fit_passages, gold_groups, grouped_folds, page_metrics
+from taxnav.evaluation.ranker import answering_threshold, fit, fit_passages, gold_groups, grouped_folds, page_metrics
+from taxnav.evaluation.ranker_data import Candidates, Passages
 
 
 def test_questions_sharing_a_gold_page_directly_or_through_another_fall_in_one_group() -> None:
