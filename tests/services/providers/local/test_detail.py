@@ -7,7 +7,7 @@ from services.runtime.dispatch import answer
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.corpus import Paragraph
-from taxnav.evaluation.scoring import reads_alone as claim_reads_alone
+from taxnav.evaluation.matching import reads_alone as claim_reads_alone
 from tests.services.text.paragraphs import units_of
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from services.runtime.dispatch import answer
 from shared.config import AnswerShape, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
-from taxnav.evaluation.scoring import reads_alone as claim_reads_alone
+from taxnav.evaluation.matching import reads_alone as claim_reads_alone
 
 TUNING = LocalStitchingSettings()  # the defaults the tests run with
 SHAPE = AnswerShape()
