@@ -29,7 +29,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ingest_worker.chunker import build_chunks, chunk_embed_text
 from ingest_worker.crawler import CrawlError, CrawlResult, run_crawl, section_path
-from ingest_worker.parser import clean_title, opening_words, parse_body
+from ingest_worker.cleaning import clean_title
+from ingest_worker.parser import opening_words, parse_body
 from ingest_worker.progress import Progress
 from ingest_worker.xrefs import build_graph, edge_counts, extract_refs, resolve
 from shared.config import Settings

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_MANUAL = "employment-income-manual"
@@ -130,14 +130,25 @@ class SelectionSettings(BaseModel):
     local: LocalSelectionSettings = Field(default_factory=LocalSelectionSettings)
 
 
+class AnswerShape(BaseModel):
+    """The answer part's shape, one for every provider: the local provider composes its answer
+    part within it (services/providers/local/answer_part.py), the Mistral provider clamps the
+    model's sentences to it (services/providers/mistral.py: the first ``claims``, none past
+    ``words_cap`` words) and its prompt asks for it (services/providers/prompts.py: "at most six
+    short plain sentences, about 120 words"). The detail after the answer part is the local
+    provider's own (``stitching.local.reply_words``)."""
+
+    claims: int = Field(6, description="the answer part: at most this many claims (a Mistral reply: its first this many sentences)")
+    words: int = Field(120, description="the answer part: about this many words (the local provider fills it up to this)")
+    words_cap: int = Field(180, description="the hard cap: the local lead alone (a rule with its list) may run to this many words; no Mistral sentence past it is kept")
+
+
 class LocalStitchingSettings(BaseModel):
-    """How the local provider scores units and shapes the answer (services/providers/local/stitching.py)."""
+    """How the local provider scores units and composes the answer part and the detail
+    (services/providers/local/stitching.py); the answer part's shape is ``stitching.shape``."""
 
     passage_model: Path | None = Field(None, description="the passage ranker's model file (services/ranking; default: the one trained in the repo)")
     ask_weight: float = Field(2.0, description="the asking sentence's terms count this many times those describing the situation")
-    answer_claims: int = Field(6, description="the answer part: at most this many claims")
-    answer_words: int = Field(120, description="the answer part: about this many words")
-    answer_words_cap: int = Field(180, description="the lead alone (a rule with its list) may run to this many words")
     answer_floor: float = Field(0.6, description="an answer claim scores at least this share of the lead; the rest is detail")
     following_units: int = Field(3, description="units after the lead in its chunk weighed up for the answer part (its conditions)")
     following_factor: float = Field(1.6, description="how much those following units are weighed up")
@@ -158,10 +169,25 @@ class LocalStitchingSettings(BaseModel):
     list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")
     max_fragments: int = Field(4, description="paragraphs one sentence may run over (the 2014 scrape split some)")
     short_cell_words: int = Field(5, description="a table cell this short reads after its header without a colon")
+    # The shape of the StitchingSettings holding these (set by its validator), for the one reader
+    # that still asks the local tuning for it: the follow-up stage (services/answering/stages/
+    # follow_up.py). Remove with ``answer_claims`` once it reads ``settings.stitching.shape``.
+    _shape: AnswerShape = PrivateAttr(default_factory=AnswerShape)
+
+    @property
+    def answer_claims(self) -> int:
+        """``stitching.shape.claims``, as the follow-up stage reads it (not a setting of its own)."""
+        return self._shape.claims
 
 
 class StitchingSettings(BaseModel):
+    shape: AnswerShape = Field(default_factory=AnswerShape, description="the answer part's shape, for every provider")
     local: LocalStitchingSettings = Field(default_factory=LocalStitchingSettings)
+
+    @model_validator(mode="after")
+    def _local_reads_this_shape(self) -> StitchingSettings:
+        self.local._shape = self.shape
+        return self
 
 
 class VerificationSettings(BaseModel):

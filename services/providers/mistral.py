@@ -7,8 +7,9 @@ fed back, up to ``settings.models.max_retries`` times; then a ``ProviderError`` 
 question with a typed error. Nothing the model says reaches the user uncited or unverified:
 its verdicts are held to the same deterministic check the local verifier applies (every
 figure and every key term of a paraphrase must be in the cited text, see
-services/answering/stages/verification.py), and its answer is clamped to the answer shape (at most
-``ANSWER_SENTENCES`` sentences, ``ANSWER_WORDS_CAP`` words).
+services/answering/stages/verification.py), and its answer is clamped to the answer shape every provider keeps
+(``settings.stitching.shape``: at most ``claims`` sentences, none past ``words_cap`` words).
+What it says to the model (prompts, message templates) is in services/providers/prompts.py.
 """
 
 from __future__ import annotations
@@ -25,42 +26,16 @@ from services import deadline as question_deadline
 from services.errors import ProviderError
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.providers.base import enforce, paragraphs_of
-from shared.config import Settings
+from services.providers.prompts import (
+    NO_CONTENT, NOTHING_CITED, PAGE_CHARS, PAGE_ENTRY, PARAGRAPH_CHARS, PARAGRAPH_ENTRY, RETRY_USER, SELECT_STRICT,
+    SELECT_SYSTEM, SELECT_USER, STITCH_SYSTEM, STITCH_USER, VERIFY_CLAIM, VERIFY_SYSTEM, VERIFY_USER,
+)
+from shared.config import AnswerShape, Settings
 from shared.contracts.api import Sentence, Verdict
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
 
-PAGE_CHARS = 2400  # of each candidate page shown for selection
-PARAGRAPH_CHARS = 900  # of each paragraph shown for stitching and verification
-MAX_SENTENCES = 12  # a longer reply is malformed (retried); within it the clamp below applies
-ANSWER_SENTENCES = 6  # the answer shape: at most six sentences ...
-ANSWER_WORDS_CAP = 180  # ... of about 120 words; past this cap no further sentence is kept
+MAX_SENTENCES = 12  # a longer reply is malformed (retried); within it the answer shape's clamp applies
 RETRY_BACKOFF_S = 0.25
-
-SELECT_SYSTEM = """You select pages of HMRC's Employment Income Manual (EIM) that can answer a UK employment-tax question.
-Be recall-greedy: keep every page that could contribute to the answer. A page with a rate table answers a rate
-question even if it does not repeat the question's words; when two pages state the same rule, keep both.
-Drop only pages that are plainly about something else.
-Reply with JSON only: {"keep": ["<section id>", ...]} using the section ids given. Keep none if no page helps."""
-
-SELECT_STRICT = """Keep only the pages that directly answer the question."""
-
-STITCH_SYSTEM = """You answer a UK employment-tax question using ONLY the numbered paragraphs given from HMRC's
-Employment Income Manual. Answer first: the first sentence answers the question asked (a figure for "how much",
-"what rate" or "what limit"; yes or no with the rule for "is it taxable" or "can I"; the date or period for
-"when", "by when" or "how long"; the definition for "what counts as"). Then conditions, then exceptions. At most
-six short plain sentences, about 120 words in all; no sentence repeats another; a worked example only when the
-question asks for one. Every sentence must cite the id(s) of the paragraph(s) that state it, and may say only
-what those paragraphs say: copy figures, amounts, percentages, dates and section references exactly, and keep
-the paragraph's own words for its terms. Do not add advice, hedging or anything the paragraphs do not state.
-Reply with JSON only: {"sentences": [{"text": "...", "citations": ["<paragraph id>", ...]}, ...]}
-If the paragraphs do not answer the question, reply {"sentences": []}."""
-
-VERIFY_SYSTEM = """You check claims against the text they cite. For each claim give one verdict:
-"supported" (the cited text states it, figures included), "partially_supported" (part of it is stated),
-"unsupported" (the cited text does not state it) or "contradicted" (the cited text states otherwise),
-with a one-line reason. Reply with JSON only:
-{"verdicts": [{"index": <claim number>, "verdict": "...", "reason": "..."}, ...]} with one entry per claim."""
-
 
 class SelectionReply(BaseModel):
     keep: list[str]
@@ -136,8 +111,8 @@ def chat_json(settings: Settings, purpose: str, system: str, user: str, reply: t
             problem = f"malformed reply: {exc}"
             # Say what was wrong, so the retry can fix it rather than repeat it.
             messages = messages[:2] + [
-                {"role": "assistant", "content": text or "(no content)"},
-                {"role": "user", "content": f"That reply was rejected ({exc}). Reply again with JSON only, exactly as specified."},
+                {"role": "assistant", "content": text or NO_CONTENT},
+                {"role": "user", "content": RETRY_USER.format(problem=exc)},
             ]
     question_deadline.check(f"Mistral {purpose} cut short")  # a call cut at the deadline is a timeout
     raise ProviderError(f"Mistral {purpose} failed after {models.max_retries + 1} attempts; last: {problem}")
@@ -160,8 +135,8 @@ def select(query: Query, rollup: RollupResult, settings: Settings) -> SelectionR
             raise ValueError(f"unknown section ids {sorted(unknown)}; choose from {sorted(candidates)}")
 
     system = SELECT_SYSTEM if settings.selection.strategy == "recall_greedy" else f"{SELECT_SYSTEM}\n{SELECT_STRICT}"
-    pages = "\n\n".join(f"## {page.section_id}\n{_page_text(page)}" for page in rollup.pages)
-    parsed = chat_json(settings, "selection", system, f"Question: {query.question}\n\nPages:\n{pages}", SelectionReply, check)
+    pages = "\n\n".join(PAGE_ENTRY.format(section_id=page.section_id, text=_page_text(page)) for page in rollup.pages)
+    parsed = chat_json(settings, "selection", system, SELECT_USER.format(question=query.question, pages=pages), SelectionReply, check)
     keep = set(parsed.keep)
     return SelectionResult(
         pages=[page for page in rollup.pages if page.section_id in keep],
@@ -184,19 +159,19 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings) -> Draf
             if unknown:
                 raise ValueError(f"sentence {n} cites {unknown}, which are not among the given paragraph ids")
 
-    listing = "\n".join(f"[{pid}] {paragraph.text[:PARAGRAPH_CHARS]}" for pid, paragraph in allowed.items())
-    parsed = chat_json(settings, "stitching", STITCH_SYSTEM, f"Question: {query.question}\n\nParagraphs:\n{listing}", StitchReply, check)
-    return Draft(sentences=answer_shape(parsed.sentences))
+    listing = "\n".join(PARAGRAPH_ENTRY.format(id=pid, text=paragraph.text[:PARAGRAPH_CHARS]) for pid, paragraph in allowed.items())
+    parsed = chat_json(settings, "stitching", STITCH_SYSTEM, STITCH_USER.format(question=query.question, paragraphs=listing), StitchReply, check)
+    return Draft(sentences=clamped(parsed.sentences, settings.stitching.shape))
 
 
-def answer_shape(sentences: list[DraftSentence]) -> list[DraftSentence]:
-    """The model's sentences clamped to the answer shape: the first ``ANSWER_SENTENCES``, and
-    none that would take the answer past ``ANSWER_WORDS_CAP`` words (the first always stays)."""
+def clamped(sentences: list[DraftSentence], shape: AnswerShape) -> list[DraftSentence]:
+    """The model's sentences clamped to the answer shape: the first ``shape.claims``, and none
+    that would take the answer past ``shape.words_cap`` words (the first always stays)."""
     kept: list[DraftSentence] = []
     words = 0
-    for sentence in sentences[:ANSWER_SENTENCES]:
+    for sentence in sentences[: shape.claims]:
         words += len(sentence.text.split())
-        if kept and words > ANSWER_WORDS_CAP:
+        if kept and words > shape.words_cap:
             break
         kept.append(sentence.model_copy(update={"role": "answer"}))
     return kept
@@ -208,15 +183,15 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
     allowed = paragraphs_of(selection)
     claims = []
     for n, sentence in enumerate(draft.sentences):
-        cited = "\n".join(f"[{c}] {allowed[c].text[:PARAGRAPH_CHARS]}" for c in sentence.citations if c in allowed)
-        claims.append(f"Claim {n}: {sentence.text}\nCited text:\n{cited or '(none)'}")
+        cited = "\n".join(PARAGRAPH_ENTRY.format(id=c, text=allowed[c].text[:PARAGRAPH_CHARS]) for c in sentence.citations if c in allowed)
+        claims.append(VERIFY_CLAIM.format(n=n, text=sentence.text, cited=cited or NOTHING_CITED))
 
     def check(parsed: VerifyReply) -> None:
         got = sorted(v.index for v in parsed.verdicts)
         if got != list(range(len(draft.sentences))):
             raise ValueError(f"expected exactly one verdict for each claim 0..{len(draft.sentences) - 1}, got indexes {got}")
 
-    user = f"Question: {query.question}\n\n" + "\n\n".join(claims)
+    user = VERIFY_USER.format(question=query.question, claims="\n\n".join(claims))
     parsed = chat_json(settings, "verification", VERIFY_SYSTEM, user, VerifyReply, check)
     verdicts = {v.index: v for v in parsed.verdicts}
     judged = [

@@ -15,7 +15,8 @@ from taxnav.evaluation.dialogs import run_cli as run_dialogs
 from taxnav.evaluation.harness import VARIANTS, VariantError, run_eval
 from taxnav.evaluation.report import write_report
 from taxnav.evaluation.judge import JUDGES
-from taxnav.evaluation.scoring import REPLY_WINDOW_WORDS, QuestionsFileError, load_questions
+from taxnav.evaluation.matching import REPLY_WINDOW_WORDS
+from taxnav.evaluation.questions import QuestionsFileError, load_questions
 from taxnav.evaluation.sweep import SweepError, run_sweep, write_sweep
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,10 @@ from services.text.figures import checkable_facts
 from shared.config import Settings
 from shared.contracts.conversation import ConversationQuestion, FollowUpInfo
 from taxnav.evaluation.harness import api_answer
-from taxnav.evaluation.scoring import EvalQuestion, FactsFn, QuestionOutcome, QuestionsFileError, read_jsonl, score_result
+from taxnav.evaluation.matching import FactsFn
+from taxnav.evaluation.outcomes import QuestionOutcome
+from taxnav.evaluation.questions import EvalQuestion, QuestionsFileError, read_jsonl
+from taxnav.evaluation.scoring import score_result
 
 
 class Dialog(BaseModel):

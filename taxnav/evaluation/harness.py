@@ -19,15 +19,11 @@ from shared.contracts.pipeline import PipelineState, Query
 from shared.generation import serving_path
 from taxnav.evaluation.judge import JudgeMetrics, judge_metrics, judge_result
 from taxnav.evaluation.peer import PeerResult, run_peer
-from taxnav.evaluation.scoring import (
-    EvalQuestion,
-    FactsFn,
-    QuestionOutcome,
-    VariantMetrics,
-    aggregate,
-    facts_in_texts,
-    score_result,
-)
+from taxnav.evaluation.matching import FactsFn, facts_in_texts
+from taxnav.evaluation.metrics import VariantMetrics, aggregate
+from taxnav.evaluation.outcomes import QuestionOutcome
+from taxnav.evaluation.questions import EvalQuestion
+from taxnav.evaluation.scoring import score_result
 
 HEADLINE_VARIANT = "full"
 RETRIEVAL_STAGE = "retrieval"

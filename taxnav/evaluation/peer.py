@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from taxnav.evaluation.scoring import EvalQuestion, section_recall, sections_in_order
+from taxnav.evaluation.questions import EvalQuestion
+from taxnav.evaluation.scoring import section_recall, sections_in_order
 
 if TYPE_CHECKING:
     from shared.index import CorpusIndex

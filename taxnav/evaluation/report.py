@@ -12,7 +12,8 @@ from typing import Any
 
 from taxnav.evaluation.harness import COMPARISONS, HEADLINE_VARIANT, EvalRun
 from taxnav.evaluation import scoring
-from taxnav.evaluation.scoring import CITATIONS_STAGE, failure_reasons
+from taxnav.evaluation.metrics import failure_reasons
+from taxnav.evaluation.outcomes import CITATIONS_STAGE
 
 # (report key, target, how the target reads, whether higher is better)
 TARGETS: tuple[tuple[str, float, str, bool], ...] = (

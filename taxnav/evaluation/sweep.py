@@ -30,7 +30,7 @@ from shared.config import Settings
 from shared.contracts.api import QuestionResult, RefusalCategory, Sentence
 from shared.contracts.corpus import section_of
 from taxnav.evaluation.harness import api_answer, has_collection
-from taxnav.evaluation.scoring import reads_alone, word_count
+from taxnav.evaluation.matching import reads_alone, word_count
 
 QUESTION_TEMPLATE = "What are the rules on {title}?"
 

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from taxnav.evaluation.cli import DEFAULT_QUESTIONS
-from taxnav.evaluation.scoring import EvalQuestion, load_questions
+from taxnav.evaluation.questions import EvalQuestion, load_questions
 from tests.browser.conftest import Visit, api_result, ask, last_turn
 
 pytestmark = pytest.mark.browser

@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ingest_worker.ingest import run_ingest
-from services.providers.mistral import SELECT_SYSTEM, STITCH_SYSTEM, VERIFY_SYSTEM
+from services.providers.prompts import SELECT_SYSTEM, STITCH_SYSTEM, VERIFY_SYSTEM
 from shared.config import ModelSettings, Settings, VerificationSettings
 from tests.browser.conftest import Visit, api_result, ask, last_turn, serve_gateway
 from tests.conftest import EIM, SLICE_SECTIONS, make_settings

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from taxnav.evaluation.dialogs import load_dialogs, render_markdown, run_dialogs, summarise
-from taxnav.evaluation.scoring import QuestionsFileError
+from taxnav.evaluation.questions import QuestionsFileError
 
 HERE = Path(__file__).parent
 DEV_DIALOGS = HERE.parents[1].parent / "shared" / "eval" / "dialogs.jsonl"

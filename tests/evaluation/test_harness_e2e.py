@@ -11,7 +11,7 @@ import pytest
 from shared.config import Settings
 from taxnav.cli import main
 from taxnav.evaluation.harness import run_eval
-from taxnav.evaluation.scoring import load_questions
+from taxnav.evaluation.questions import load_questions
 from tests.evaluation.test_report import REQUIRED
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"  # ../shared/corpus

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from ingest_worker.parser import parse_body
-from taxnav.evaluation.scoring import key_fact_found, load_questions
+from taxnav.evaluation.matching import key_fact_found
+from taxnav.evaluation.questions import load_questions
 
 HELDOUT = Path(__file__).with_name("heldout_questions.jsonl")
 EIM = "employment-income-manual"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from taxnav.evaluation.scoring import load_questions
+from taxnav.evaluation.questions import load_questions
 
 HELDOUT = Path(__file__).with_name("heldout_refusals.jsonl")
 OTHER_MANUALS = {"business-income-manual", "self-assessment-manual"}
@@ -48,7 +48,7 @@ def test_no_question_repeats_the_dev_sets_wording(corpus_dir: Path) -> None:
 
 def test_answerable_lines_name_gold_pages_that_state_their_key_facts(corpus_dir: Path) -> None:
     from ingest_worker.parser import parse_body  # noqa: PLC0415
-    from taxnav.evaluation.scoring import key_fact_found  # noqa: PLC0415
+    from taxnav.evaluation.matching import key_fact_found  # noqa: PLC0415
 
     for q in load_questions(HELDOUT):
         if q.expect != "answer":

@@ -9,7 +9,9 @@ from shared.contracts.api import Answer, Citation, QuestionResult, Refusal, Sent
 from taxnav.evaluation.harness import EvalRun, VariantRun
 from taxnav.evaluation.peer import PeerResult, RetrievalRow, RetrievalSide
 from taxnav.evaluation.report import write_report
-from taxnav.evaluation.scoring import EvalQuestion, aggregate, score_result
+from taxnav.evaluation.metrics import aggregate
+from taxnav.evaluation.questions import EvalQuestion
+from taxnav.evaluation.scoring import score_result
 
 STAGES = ["retrieval", "expansion", "rollup", "selection"]
 # report.json's strict headline keys (fractions in [0, 1]); pinned here, not read from the code.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
 import pytest
@@ -16,23 +15,11 @@ from shared.contracts.api import (
     Sentence,
     StageTrace,
 )
-from taxnav.evaluation.scoring import (
-    CITATIONS_STAGE,
-    EvalQuestion,
-    QuestionsFileError,
-    aggregate,
-    claim_grounded,
-    facts_in_texts,
-    failure_reasons,
-    key_fact_found,
-    load_questions,
-    refusal_scores,
-    score_result,
-    section_recall,
-    sections_in_order,
-    verdict_correct,
-    where_lost,
-)
+from taxnav.evaluation.matching import facts_in_texts
+from taxnav.evaluation.metrics import aggregate, failure_reasons, where_lost
+from taxnav.evaluation.outcomes import CITATIONS_STAGE
+from taxnav.evaluation.questions import EvalQuestion
+from taxnav.evaluation.scoring import score_result, section_recall, sections_in_order, verdict_correct
 
 STAGES = ["retrieval", "expansion", "rollup", "selection"]
 MILEAGE_ROW = "Car or van First 10,000 After that 45p 25p"
@@ -80,44 +67,6 @@ def _refused(category: str) -> QuestionResult:
     )
 
 
-# ---------------------------------------------------------------- the questions file
-
-
-def test_load_questions_reads_the_eval_shape(tmp_path):
-    path = tmp_path / "q.jsonl"
-    rows = [
-        {"id": "A", "question": "q?", "expect": "answer", "gold_sections": ["EIM1"], "extra_field": 1},
-        {"id": "B", "question": "VAT?", "expect": "refuse", "refusal": "out_of_scope"},
-    ]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
-    questions = load_questions(path)
-    assert [q.id for q in questions] == ["A", "B"]
-    assert questions[1].refusal == "out_of_scope" and questions[0].key_facts == []
-
-
-@pytest.mark.parametrize(
-    ("lines", "message"),
-    [
-        (['{"id": "A", "question": "q", "expect": "answer"}', "{not json"], ":2: not JSON"),
-        (['{"id": "A", "question": "q", "expect": "refuse"}'], "needs a refusal category"),
-        (['{"id": "A", "question": "q", "expect": "refuse", "refusal": "nonsense"}'], "refusal"),
-        (['{"id": "A", "question": "q", "expect": "maybe"}'], "expect"),
-        (['{"id": "A", "question": "q", "expect": "answer"}'] * 2, "duplicate question id 'A'"),
-        ([], "no questions"),
-    ],
-)
-def test_load_questions_rejects_bad_files_with_the_line(tmp_path, lines, message):
-    path = tmp_path / "q.jsonl"
-    path.write_text("\n".join(lines))
-    with pytest.raises(QuestionsFileError, match=message):
-        load_questions(path)
-
-
-def test_load_questions_missing_file(tmp_path):
-    with pytest.raises(QuestionsFileError, match="cannot read"):
-        load_questions(tmp_path / "absent.jsonl")
-
-
 # ---------------------------------------------------------------- verdicts and refusals
 
 
@@ -127,24 +76,6 @@ def test_verdicts():
     assert not verdict_correct("refuse", "stale", "answered", None)  # missed refusal
     assert not verdict_correct("answer", None, "refused", "low_coverage")  # wrong refusal
     assert verdict_correct("answer", None, "answered", None)
-
-
-def test_refusal_precision_and_recall_by_category():
-    scores = refusal_scores(
-        [
-            ("stale", "stale"),  # right
-            ("stale", "low_coverage"),  # wrong category
-            (None, "low_coverage"),  # refused an answerable question
-            ("out_of_scope", None),  # answered what it should refuse
-            (None, None),
-        ]
-    )
-    assert scores.precision == pytest.approx(1 / 3)  # 1 right of 3 refusals made
-    assert scores.recall == pytest.approx(1 / 3)  # 1 right of 3 expected
-    stale, low, oos = scores.by_category["stale"], scores.by_category["low_coverage"], scores.by_category["out_of_scope"]
-    assert (stale.precision, stale.recall) == (1.0, 0.5)
-    assert (low.refused, low.correct, low.precision, low.recall) == (2, 0, 0.0, 1.0)  # none expected: vacuous recall
-    assert (oos.expected, oos.refused, oos.recall, oos.precision) == (1, 0, 0.0, 1.0)
 
 
 # ---------------------------------------------------------------- retrieval recall
@@ -161,62 +92,6 @@ def test_section_recall_counts_also_ok_as_hits():
 
 def test_sections_in_order_from_chunk_and_paragraph_ids():
     assert sections_in_order(["EIM2#c1", "EIM1#c0.p2", "EIM2#c0", "EIM3"]) == ["EIM2", "EIM1", "EIM3"]
-
-
-# ---------------------------------------------------------------- key facts
-
-
-@pytest.mark.parametrize(
-    ("fact", "text", "found"),
-    [
-        ("3,090", "The van benefit is &#xA3;3,090 from 2007-08.", True),  # entity-decoded £ amount
-        ("£4 per week", "up to £4 per week without receipts", True),
-        ("£4 per week", "up to 4 per week", True),  # £ signs are dropped on both sides
-        ("5p", "the rate is 45p per mile", False),  # not inside a longer figure
-        ("5p", "5p per passenger per mile", True),
-        ("5,000", "limit of £15,000", False),
-        ("5,000", "£5,000.50", False),
-        ("Cycle helmets", "cycle   helmets are included", True),  # case and spaces folded
-        ("employer's", "the employer\u2019s scheme", True),  # curly apostrophe folded
-        ("rounded down", "rounded up", False),
-        ("rate", "a separate charge", False),
-        ("25p", "Car or van | First 10,000After that | 45p25p", True),  # the scrape's run-together cells
-        ("45p", "45p25p", True),
-        ("10,000", "First 10,000After that", True),
-        ("3%", "a 3% supplement", True),
-        ("3%", "a 13% rate", False),
-        ("£1022", "The basic FRE ... is £1,022.", True),  # thousands commas or none: one figure
-        ("1,022", "a deduction of £1022 a year", True),
-        ("1,022", "a deduction of £11,022 a year", False),
-        ("1,02", "£1,022", False),  # a comma that is no thousands separator stays
-        ("15p", "a 15 pence per working day exemption", True),  # pence and per cent in words or symbols
-        ("15 pence", "exceeding 15p per day", True),
-        ("10 per cent", "a 10% ceiling", True),
-        ("5%", "more than 25 per cent", False),
-        ("5p", "five pence", False),  # a number in words stays a word
-    ],
-)
-def test_key_fact_found(fact, text, found):
-    assert key_fact_found(fact, text) is found
-
-
-# ---------------------------------------------------------------- groundedness
-
-
-def test_claim_with_a_number_missing_from_its_paragraph_is_not_grounded():
-    grounded, missing = claim_grounded("Cars get 45p for the first 12,000 miles.", [MILEAGE_ROW], checkable_facts)
-    assert not grounded and missing == ["12000"]
-
-
-def test_claim_grounded_when_all_figures_are_in_the_cited_text():
-    claim = "Cars and vans get 45p a mile for the first 10,000 business miles and 25p after that."
-    assert claim_grounded(claim, [MILEAGE_ROW], checkable_facts) == (True, [])
-    # figures may come from any of the cited paragraphs
-    assert claim_grounded("Van benefit is £3,090 (see EIM22790).", ["&#xA3;3,090", "EIM22790"], checkable_facts)[0]
-
-
-def test_claim_without_a_resolvable_citation_is_not_grounded():
-    assert claim_grounded("No figures here.", [], checkable_facts) == (False, ["no resolvable citation"])
 
 
 # ---------------------------------------------------------------- one result
@@ -455,23 +330,3 @@ def test_strict_headline_counts_refusals_of_the_right_category_only():
     assert (m.strict_correct, m.answerable_ok, m.correct) == (2, 1, 3)
     assert m.strict_accuracy == pytest.approx(2 / 5)
     assert not refused_answerable.answer_ok and refused_answerable.answer_words == 0
-
-
-def test_a_claim_reads_alone_only_when_it_starts_and_ends_as_a_sentence_does() -> None:
-    from taxnav.evaluation.scoring import reads_alone
-
-    fragments = [
-        "201(3) ITEPA 2003 (see EIM20502).",  # the rest of a sentence the scrape split
-        "338.",
-        "use use list price",
-        "it is a widespread custom for such presents to be given and",  # a list item without its lead-in
-        "This is because of the deeming provision in Section",
-    ]
-    whole = [
-        "Christmas presents in cash from persons other than the employer are taxable earnings if: it is a widespread custom.",
-        "\u00a3150 per head is the limit.",
-        "6.4.2010: period to 5.4.2014, official rate 4.00%.",  # a table row rendered under its label
-        "Car or van: First 10,000 business miles: 45p.",
-    ]
-    assert [reads_alone(t) for t in fragments] == [False] * len(fragments)
-    assert [reads_alone(t) for t in whole] == [True] * len(whole)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taxnav.evaluation.scoring import key_fact_found, load_questions
+from taxnav.evaluation.matching import key_fact_found
+from taxnav.evaluation.questions import load_questions
 from tests.evaluation.test_heldout_questions import EIM, _page_text
 
 OWN = Path(__file__).with_name("train_questions_own.jsonl")

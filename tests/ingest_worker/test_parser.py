@@ -9,7 +9,8 @@ import pytest
 
 from ingest_worker.chunker import MAX_CHARS, build_chunks, chunk_embed_text, content_hash, embed_text
 from ingest_worker.ingest import build_page
-from ingest_worker.parser import clean_text, clean_title, parse_body, split_glued_row
+from ingest_worker.cleaning import clean_text
+from ingest_worker.parser import parse_body
 from tests.conftest import EIM
 
 
@@ -167,107 +168,11 @@ def test_glued_reference_gets_its_space_and_link_stays_with_its_item(corpus_dir:
     assert any(h.endswith("eim13020") for h in first.hrefs) and not any(h.endswith("eim13020") for h in item.hrefs)
 
 
-def test_markdown_headings_and_bullets_inside_table_cells(corpus_dir: Path) -> None:
-    table = next(b for b in blocks_of(corpus_dir, "EIM13500") if b.kind == "table")
-    rows = table.text.splitlines()
-    assert rows[0] == "Threshold, exception, relief or reduction etc | Notes | Guidance"  # was "### Threshold ..."
-    benefits = next(r for r in rows if r.startswith("Benefits connected with"))
-    assert benefits.startswith("Benefits connected with: taxable cars and vans and HGVs; mobile phones; computer equipment; Note: ")
-    assert "#" not in table.text and "*" not in table.text
-
-
-def test_glued_cells_without_a_partner_are_joined_by_semicolons(corpus_dir: Path) -> None:
-    # EIM65920: one cell held four allowances on four lost lines, beside one tax treatment
-    table = next(b for b in blocks_of(corpus_dir, "EIM65920") if b.kind == "table")
-    assert "Basic allowance; Attendance allowance; Special responsibility allowance; Conference attendance allowance | These allowances" in table.text
-
-
-def test_a_cells_wrapped_prose_reads_as_one_line_and_its_separate_lines_stay_apart(corpus_dir: Path) -> None:
-    # EIM01550: the source wrapped each long cell over several lines ("The hospital etc bills" /
-    # "the employee for the treatment. The employer pays the" / "hospital.")
-    rows = next(b for b in blocks_of(corpus_dir, "EIM01550") if b.kind == "table").text.splitlines()
-    assert rows[1] == (
-        "The hospital etc bills the employee for the treatment. The employer pays the hospital. | The employer has discharged "
-        "the employee's debt, so the amount paid is taxable as earnings within Section 62 ITEPA 2003. See EIM00580. This "
-        "applies to all employees and office holders."
-    )
-    # a line that ends its statement, or a capitalised line after a full phrase, is a line of its own
-    assert "Car or van | After that | 25p" in next(b for b in blocks_of(corpus_dir, "EIM31240") if b.kind == "table" and "45p" in b.text).text
-
-
-def _table_lines(corpus_dir: Path, section: str) -> list[str]:
-    return [line for b in blocks_of(corpus_dir, section) if b.kind == "table" for line in b.text.splitlines()]
-
-
-@pytest.mark.parametrize(
-    ("section", "reads", "not_reads"),
-    [
-        ("EIM10220", "Section 62 ITEPA 2003", "ITEPA; 2003"),  # a figure after a word
-        ("EIM40003", "Section 15 (See Note 1)", "Note; 1"),  # a bracket still open
-        ("EIM40003", "Performed in the United Kingdom", "the United; Kingdom"),  # a name going on
-        ("EIM74001", "The House of Commons Members Fund", "Commons; Members"),
-        ("EIM13970", "21 January 1990 to 15 July 1996", "15; July"),  # a month after a day
-        ("EIM06641", "\u00a32,000 + \u00a31,000", "+; "),  # an operator
-        ("EIM13830", "Payment in lieu of notice (PILON).", "notice; (PILON)"),  # a bracketed aside
-        ("EIM13005", "(see EIM12978). Note that Section 62", "EIM12978).; Note"),  # a new sentence, not "; "
-    ],
-)
-def test_a_cells_wrapped_lines_read_as_one(corpus_dir: Path, section: str, reads: str, not_reads: str) -> None:
-    lines = _table_lines(corpus_dir, section)
-    assert any(reads in line for line in lines), reads
-    assert not any(not_reads in line for line in lines)
-
-
-def test_a_cells_separate_lines_stay_apart(corpus_dir: Path) -> None:
-    # a list of ranks in one cell (EIM70200), the two lines of a header cell (EIM71330)
-    assert "Chief Officer; Chief Engineer; Second Engineer | \u00a3135" in "\n".join(_table_lines(corpus_dir, "EIM70200"))
-    assert any(line.startswith("Period; Distance |") for line in _table_lines(corpus_dir, "EIM71330"))
-
-
-@pytest.mark.parametrize(
-    ("cells", "rows"),
-    [
-        (["Car or van", "First 10,000After that", "45p25p"], [["Car or van", "First 10,000", "45p"], ["Car or van", "After that", "25p"]]),
-        (["Herbert v McQuade (4TC489)", "x"], [["Herbert v McQuade (4TC489)", "x"]]),  # a name, not a glue
-        (["Motor cycle", "All", "24p"], [["Motor cycle", "All", "24p"]]),
-        (["A", "OneTwo", "1p2p3p"], [["A", "One; Two", "1p; 2p; 3p"]]),  # counts differ: no row split
-    ],
-)
-def test_split_glued_row(cells: list[str], rows: list[list[str]]) -> None:
-    assert split_glued_row(cells) == rows
-
-
-def test_footnote_star_is_not_a_bullet() -> None:
-    assert clean_text("rate 45p* applies")[0] == "rate 45p* applies"
-    assert clean_text("Salary 100,000 * 180/235 = 76,595")[0] == "Salary 100,000 * 180/235 = 76,595"  # a product
-    assert clean_text("first*   second")[0] == "first \u2022 second"
-    assert clean_text("concerns such as: * trades")[0] == "concerns such as: \u2022 trades"
-
-
 def test_a_bullet_after_a_colon_starts_an_item(corpus_dir: Path) -> None:
     # EIM32575: "... applies to the employees of concerns such as: * trades"
     texts = [(b.kind, b.text) for b in blocks_of(corpus_dir, "EIM32575")]
     assert ("li", "trades") in texts or any(k == "li" and t.startswith("trades") for k, t in texts)
     assert not any("* " in t for _, t in texts)
-
-
-def test_titles_lose_their_entities() -> None:
-    assert clean_title("Payment of training costs: Milsom &amp; Hinsley v HMRC (SpC569)") == "Payment of training costs: Milsom & Hinsley v HMRC (SpC569)"
-    assert clean_title("Employee Car Ownership Schemes:    Employer&#x2019;s PAYE responsibilities") == "Employee Car Ownership Schemes: Employer\u2019s PAYE responsibilities"
-
-
-def test_every_title_in_the_manual_is_free_of_entities(corpus_dir: Path) -> None:
-    titles = [json.loads(f.read_text()).get("title", "") for f in sorted((corpus_dir / EIM).glob("eim*.json"))]
-    raw = [t for t in titles if "&#x" in t or "&amp;" in t]
-    assert len(raw) >= 60  # the scrape's titles do carry them
-    assert not any("&#x" in clean_title(t) or "&amp;" in clean_title(t) for t in raw)
-
-
-def test_markup_in_a_title_is_dropped_and_a_title_of_table_cells_names_nothing() -> None:
-    assert clean_title("Redundancies</p>") == "Redundancies"  # EIM70400
-    assert clean_title("</td> <td>  &#xA3;2,536") == ""  # EIM13505
-    assert clean_title("&#xA3;22,500 x 15%  </td> <td>  &#xA3;3,375") == ""  # EIM24700
-    assert clean_title("Cars: &lt;b&gt; list price") == "Cars: <b> list price"  # an escaped bracket is text, not markup
 
 
 def test_a_page_whose_title_is_table_cells_is_titled_by_its_opening_words(corpus_dir: Path) -> None:
@@ -307,69 +212,3 @@ def test_headings_heading_nothing_are_kept_in_order_and_sub_headings_still_nest(
     assert [b.text for b in sections[0].blocks] == ["A", "B EIM1", "c"]
     assert sections[0].blocks[1].hrefs == ["/eim1"]  # the heading's link goes with its line
     assert [b.text for b in sections[2].blocks] == ["E", "f"]
-
-
-def test_the_scrapes_printf_percent_is_repaired_in_titles_and_text(corpus_dir: Path) -> None:
-    # the 2014 scrape ran "%f" through a printf: EIM36640 is titled "Withdrawal of 100 0.000000irst
-    # year allowance ...", EIM74607 says "The reduction is 7 0.000000rom the basic amount"
-    assert clean_title(page(corpus_dir, "EIM36640")["title"]).startswith("Withdrawal of 100% first year allowance")
-    text = " ".join(b.text for b in blocks_of(corpus_dir, "EIM74607"))
-    assert "The reduction is 7% from the basic amount" in text and "0.000000" not in text
-    assert clean_text("a cost of 10 0.50 and 2 0.000000 pounds")[0] == "a cost of 10 0.50 and 2 0.000000 pounds"  # only before the word it ate
-
-
-@pytest.mark.parametrize(
-    ("section", "reads", "eaten"),
-    [
-        ("EIM68450", "The 10% ceiling does not apply to pub employees", "10eiling"),  # "% c" printed nothing
-        ("EIM16070", "a 100% subsidiary of the employer", "100ubsidiary"),  # "% s" printed nothing
-        ("EIM11924", "(£100,000 plus 1.5% commission to the supplier)", "1.5ommission"),
-        ("EIM15413", "where a 100% deduction is allowable", "100 0eduction"),  # "% d" printed " 0"
-    ],
-)
-def test_words_the_scrapes_printf_ate_are_put_back(corpus_dir: Path, section: str, reads: str, eaten: str) -> None:
-    text = " ".join(b.text for b in blocks_of(corpus_dir, section))
-    assert reads in text and eaten not in text
-
-
-def test_a_figure_glued_to_a_word_or_unit_is_not_taken_for_a_printf() -> None:
-    # the letters after the figure are a word or unit already, or no letter makes them one
-    assert clean_text("at 16.00hrs, 12hours and 5xyzq")[0] == "at 16.00hrs, 12hours and 5xyzq"
-
-
-def test_a_table_the_scrape_emptied_under_its_column_names_is_dropped_with_its_heading(corpus_dir: Path) -> None:
-    # EIM31240's 2002-03 to 2010-11 rates: four rows of empty cells under "Kind of vehicle |
-    # Business miles | 2002/03 -2010-11"; quoted, the names read as a statement of nothing
-    sections = parse_body(page(corpus_dir, "EIM31240")["details"]["body"])
-    tables = [b.text for s in sections for b in s.blocks if b.kind == "table"]
-    assert len(tables) == 1 and tables[0].startswith("Kind of vehicle | Business miles | 2011-12 onwards")
-    assert not any("2010-11" in h for s in sections for h in s.headings)
-    assert all(b.text != "For 2002-03 to 2010-11" for s in sections for b in s.blocks)
-    # a computation's one line above empty rows is kept (EIM26221)
-    lines = [b.text for b in blocks_of(corpus_dir, "EIM26221") if b.kind == "table"]
-    assert any(line.startswith("£9,000 x 4.83% x 4") for line in lines)
-
-
-@pytest.mark.parametrize(
-    ("section", "reads", "glued"),
-    [
-        ("EIM11366", "(see EIM20202 onwards)", "EIM20202onwards"),  # after a reference
-        ("EIM30073", "(see also NIM06170)", "alsoNIM06170"),  # before another manual's reference
-        ("EIM11308", "Section 102 ITEPA 2003", "Section102"),  # a statute word and its number
-        ("EIM45085", "before 6 April 2011", "6April"),  # a day and its month
-        ("EIM40009", "28 February 2008", "February2008"),  # a month and its year
-        ("EIM33006", "183 consecutive days", "183consecutive"),  # a number and its unit of time
-        # a reference glued to "and" ends its paragraph on "and", so the next goes on from it
-        ("EIM21633", "(see EIM21630 and EIM21632).", "EIM21630and"),
-    ],
-)
-def test_spaces_the_scrape_lost_are_put_back(corpus_dir: Path, section: str, reads: str, glued: str) -> None:
-    texts = [b.text for b in blocks_of(corpus_dir, section)]
-    assert any(reads in t for t in texts), reads
-    assert not any(glued in t for t in texts)
-
-
-def test_a_no_break_space_read_as_latin_1_is_a_space(corpus_dir: Path) -> None:
-    # 21 EIM pages open with a site link "businessesÂ&nbsp;&amp; corporations"
-    texts = [b.text for b in blocks_of(corpus_dir, "EIM10400")]
-    assert "businesses & corporations" in texts and not any("\u00c2" in t for t in texts)

@@ -145,25 +145,25 @@ class MistralStandin:
 
 def grounded_chat(body: dict) -> str:
     """A deterministic "model" for end-to-end runs with provider=mistral: it answers the
-    prompts services/providers/mistral.py sends from the text they carry. Selection keeps
+    prompts services/providers/prompts.py holds from the text they carry. Selection keeps
     every page offered, stitching quotes the first sentence of the first paragraph offered
     (citing it), verification calls every claim supported (the deterministic check still
     applies on top)."""
-    from services.providers import mistral  # noqa: PLC0415  (tests only)
+    from services.providers import prompts  # noqa: PLC0415  (tests only)
 
     system = body["messages"][0]["content"]
     user = body["messages"][1]["content"]
-    if system.startswith(mistral.SELECT_SYSTEM):
+    if system.startswith(prompts.SELECT_SYSTEM):
         keep = [line[3:].strip() for line in user.splitlines() if line.startswith("## ")]
         return json.dumps({"keep": keep})
-    if system == mistral.STITCH_SYSTEM:
+    if system == prompts.STITCH_SYSTEM:
         for line in user.splitlines():
             if line.startswith("[") and "] " in line:
                 pid, text = line[1:].split("] ", 1)
                 first = text.split(". ")[0].rstrip(".") + "."
                 return json.dumps({"sentences": [{"text": first, "citations": [pid]}]})
         return json.dumps({"sentences": []})
-    if system == mistral.VERIFY_SYSTEM:
+    if system == prompts.VERIFY_SYSTEM:
         claims = sum(1 for line in user.splitlines() if line.startswith("Claim "))
         return json.dumps({"verdicts": [{"index": i, "verdict": "supported", "reason": "stated in the cited text"} for i in range(claims)]})
     return json.dumps({})

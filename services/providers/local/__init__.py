@@ -1,6 +1,8 @@
 """The offline provider: deterministic selection (selection.py), extractive stitching
-(stitching.py) over quotable units (units.py, tables.py) scored for what the question asks
-(question.py); verification is the deterministic check alone (services.answering.stages.verification)."""
+(stitching.py: the answer part in answer_part.py, the detail in detail.py, over the units
+ranked.py scores, readable.py says what each needs beside it, claims.py makes claims of) over
+quotable units (services/text/units.py, tables.py) scored for what the question asks;
+verification is the deterministic check alone (services.answering.stages.verification)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from services.providers import mistral
 from services.providers.base import SelectRequest, StitchRequest, VerifyRequest
 from services.providers.mistral import MistralProvider
 from services.answering.stages.verification import verify as check_deterministically
-from shared.config import ModelSettings, Settings
+from shared.config import AnswerShape, ModelSettings, Settings
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.api import Sentence
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
@@ -211,6 +211,16 @@ def test_stitch_clamps_an_answer_past_the_word_cap(standin, settings):
     reply = {"sentences": [{"text": f"{wordy} is 45p.", "citations": ["EIM90001#c0.p0"]}] * 3}
     standin.chat_replies.append(json.dumps(reply))
     assert len(MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION)).sentences) == 1  # 102 words; a second would make 204 > 180
+
+
+def test_the_clamp_is_the_answer_shape_every_provider_keeps(standin, settings):
+    reply = {"sentences": [{"text": f"Sentence {n}: the approved amount for cars is 45p a mile.", "citations": ["EIM90001#c0.p0"]} for n in range(5)]}
+    standin.chat_replies.append(json.dumps(reply))
+    settings.stitching.shape.claims = 2  # the shape the local provider's answer part keeps too
+    assert len(MistralProvider(settings).stitch(StitchRequest(query=QUERY, selection=SELECTION)).sentences) == 2
+    sentences = [DraftSentence(text="one two three", citations=["a"]), DraftSentence(text="four five", citations=["a"])]
+    assert [s.text for s in mistral.clamped(sentences, AnswerShape(words_cap=4))] == ["one two three"]
+    assert len(mistral.clamped(sentences[:1], AnswerShape(words_cap=1))) == 1  # the first always stays
 
 
 def _paraphrase_run(standin, settings, text: str, model_verdict: str = "supported"):

@@ -30,7 +30,7 @@ MODEL_QUEUES = ("selection", "stitching", "verification")
 
 
 def is_selection(body: dict) -> bool:
-    from services.providers.mistral import SELECT_SYSTEM  # noqa: PLC0415
+    from services.providers.prompts import SELECT_SYSTEM  # noqa: PLC0415
 
     return body["messages"][0]["content"].startswith(SELECT_SYSTEM)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.providers.local.stitching import claims_of, list_intro
+from services.providers.local.claims import claims_of
+from services.providers.local.readable import list_intro
 from services.text.units import chunk_units, gives, introduces_list, is_illustration, is_label, is_signpost, list_items, states_rule
 from services.text.figures import checkable_facts
 from shared.config import LocalStitchingSettings

@@ -1,4 +1,4 @@
-"""Sentences the 2014 scrape split over several <p> are joined back at parse time, on real
+"""Sentences the 2014 scrape split over several <p> are joined back at parse time (ingest_worker/joins.py), on real
 EIM pages; real list items, asides, headings and tables are never joined."""
 
 from __future__ import annotations
