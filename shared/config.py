@@ -169,25 +169,11 @@ class LocalStitchingSettings(BaseModel):
     list_items: int = Field(4, description="list items quoted after a sentence that introduces them with a colon")
     max_fragments: int = Field(4, description="paragraphs one sentence may run over (the 2014 scrape split some)")
     short_cell_words: int = Field(5, description="a table cell this short reads after its header without a colon")
-    # The shape of the StitchingSettings holding these (set by its validator), for the one reader
-    # that still asks the local tuning for it: the follow-up stage (services/answering/stages/
-    # follow_up.py). Remove with ``answer_claims`` once it reads ``settings.stitching.shape``.
-    _shape: AnswerShape = PrivateAttr(default_factory=AnswerShape)
-
-    @property
-    def answer_claims(self) -> int:
-        """``stitching.shape.claims``, as the follow-up stage reads it (not a setting of its own)."""
-        return self._shape.claims
 
 
 class StitchingSettings(BaseModel):
     shape: AnswerShape = Field(default_factory=AnswerShape, description="the answer part's shape, for every provider")
     local: LocalStitchingSettings = Field(default_factory=LocalStitchingSettings)
-
-    @model_validator(mode="after")
-    def _local_reads_this_shape(self) -> StitchingSettings:
-        self.local._shape = self.shape
-        return self
 
 
 class VerificationSettings(BaseModel):

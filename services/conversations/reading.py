@@ -22,7 +22,7 @@ joins the answer with the rest of its paragraph (and its page's opening line whe
 the rule has ended) when the draft lacks it; of the sentences
 that name it, the closest in meaning to the searched follow-up leads. A follow-up that
 nothing on its pages answers asks the previous turn's question again: that turn's verified
-claims lead. The answer part keeps its shape (at most stitching.local.answer_claims claims,
+claims lead. The answer part keeps its shape (at most stitching.shape.claims claims,
 no list intro left alone). A choice of a conflict option is a follow-up of the conflict turn
 with that option's condition: the other options' pages are left out. The scope guard and
 the routing read the follow-up's own words (and their meaning), so a follow-up that drifts to

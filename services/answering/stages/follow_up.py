@@ -19,7 +19,7 @@ from services.answering.stages.retrieval import terms_with_compounds
 from services.text.figures import YEAR_OR_SPAN, years_named
 from services.text.terms import query_terms, terms, words
 from services.text.units import EXAMPLE_TITLE, chunk_units, is_illustration, withdraws
-from shared.config import LocalStitchingSettings, Settings
+from shared.config import Settings, StitchingSettings
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.index import CorpusIndex
@@ -73,13 +73,13 @@ def names_row(label: str, new_terms: set[str]) -> bool:
 
 
 def condition_claims(
-    state: PipelineState, sections: list[str], new_terms: set[str], years: list[int], tuning: LocalStitchingSettings
+    state: PipelineState, sections: list[str], new_terms: set[str], years: list[int], stitching: StitchingSettings
 ) -> list[tuple[int, DraftSentence, list[DraftSentence]]]:
     """The sentences and table rows of the subject's pages (as selected for this turn), in the
     conversation's order of those pages, with their score for what the follow-up adds and the
     claims that state them whole: the row for the condition it narrows to ('Cycle | All | 20p'
     for 'on my bicycle') may not be in the draft at all, or not lead it. A row is whole on its
-    own; a sentence comes with its paragraph (at most stitching.local.answer_claims sentences),
+    own; a sentence comes with its paragraph (at most stitching.shape.claims sentences),
     whose other sentences say what it leans on ('In order to encourage employees to
     participate ...' after the sentence naming what they take part in), unless it tells a
     worked example, whose story the answer does not retell."""
@@ -90,7 +90,7 @@ def condition_claims(
         notice: list[DraftSentence] = []  # the page's opening line saying its rule has ended, as in stitching
         for chunk in sorted(page.chunks, key=lambda c: c.position):
             example = any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
-            units = [u for u in chunk_units(chunk, rank, tuning) if not u.heading]
+            units = [u for u in chunk_units(chunk, rank, stitching.local) if not u.heading]
             claims = [DraftSentence(text=u.text, citations=list(dict.fromkeys(p.id for p, _ in u.parts))) for u in units]
             if chunk.position == 0 and units and units[0].row is None and withdraws(units[0].text):
                 notice = claims[:1]
@@ -106,7 +106,7 @@ def condition_claims(
                     score += 1
                 if score:
                     whole = paragraphs.get(unit.paragraph.id, []) if unit.row is None and not (example or is_illustration(unit.text)) else []
-                    whole = whole if 1 < len(whole) <= tuning.answer_claims else [claim]
+                    whole = whole if 1 < len(whole) <= stitching.shape.claims else [claim]
                     found.append((score, claim, [*(n for n in notice if n not in whole), *whole]))
     return found
 
@@ -166,7 +166,7 @@ def lead_with_what_it_adds(state: PipelineState, settings: Settings) -> None:
         years = [y for y, _ in years_named(context.asked)]
         sentences = state.draft.sentences
         pool = [*context.carried_sections, *context.linked_sections]
-        carried = {c.text: (score, c, whole) for score, c, whole in condition_claims(state, pool, new_terms, years, settings.stitching.local)}
+        carried = {c.text: (score, c, whole) for score, c, whole in condition_claims(state, pool, new_terms, years, settings.stitching)}
         # how a sentence answers the follow-up: its score for what the follow-up adds, then
         # how close its passage is in meaning to the follow-up: of two sentences that each
         # share a word with it, the one about what it asks
@@ -230,9 +230,9 @@ def lead_with_what_it_adds(state: PipelineState, settings: Settings) -> None:
         fresh = [s for s in answer if (s.text, tuple(s.citations)) not in said]
         repeated = [s for s in answer if (s.text, tuple(s.citations)) in said]
         ordered = [*lead, *fresh, *repeated]
-        # the answer part keeps its shape (at most stitching.local.answer_claims claims); what the lead pushed
+        # the answer part keeps its shape (at most stitching.shape.claims claims); what the lead pushed
         # out stays as detail, ahead of the rest
-        kept = ordered[: settings.stitching.local.answer_claims]
+        kept = ordered[: settings.stitching.shape.claims]
         while kept and kept[-1].text.rstrip().endswith(":"):  # no list intro left without its list
             kept.pop()
         pushed = [s.model_copy(update={"role": "detail"}) for s in ordered[len(kept):]]

@@ -14,7 +14,7 @@ from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.pipeline import Query, SelectionResult
 from services.providers.local.claims import best_per_page
 from services.providers.local.readable import quotable
-from services.ranking.passage_features import UNIT_FEATURES, featured_units
+from services.ranking.passage_features import featured_units, unit_matrix
 from services.ranking.rankers import passage_model
 from services.text.units import Unit
 
@@ -25,7 +25,7 @@ def score_units(query: Query, selection: SelectionResult, settings: Settings, ve
     units = featured_units(query, selection, settings, vector)
     if units:
         model = passage_model(settings)
-        scores = model.probability(model.score(np.array([[u.features[f] for f in UNIT_FEATURES] for u in units])))
+        scores = model.probability(model.score(unit_matrix(units)))
         for unit, score in zip(units, scores, strict=True):
             unit.score = float(score)
     return units

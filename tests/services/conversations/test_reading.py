@@ -308,7 +308,7 @@ def test_a_joining_sentence_brings_its_paragraph_but_a_worked_examples_sentence_
     state = PipelineState(query=Query(id="x", question="q", manual="employment-income-manual"))
     pages = [PageBundle(section_id=s, score=1.0, chunks=index.page_chunks(s)) for s in ("EIM31405", "EIM31415")]
     state.selection = SelectionResult(pages=pages, dropped=[])
-    found = condition_claims(state, ["EIM31405", "EIM31415"], set(terms("simultaneously")) | set(terms("illustrates")), [], slice_settings.stitching.local)
+    found = condition_claims(state, ["EIM31405", "EIM31415"], set(terms("simultaneously")) | set(terms("illustrates")), [], slice_settings.stitching)
     by_page = {claim.citations[0].split("#")[0]: (claim, whole) for _, claim, whole in found}
     rule, rule_paragraph = by_page["EIM31405"]
     assert len(rule_paragraph) == 2 and rule_paragraph[1].text == rule.text  # the sentence before it comes too
@@ -329,7 +329,7 @@ def test_a_joining_sentence_comes_with_its_pages_notice_that_the_rule_has_ended(
 
     state = PipelineState(query=Query(id="x", question="q", manual="m"))
     state.selection = SelectionResult(pages=[page("EIM1", "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"), page("EIM2", "Some employers run schemes.")], dropped=[])
-    found = condition_claims(state, ["EIM1", "EIM2"], set(terms("breakfast")), [], Settings().stitching.local)
+    found = condition_claims(state, ["EIM1", "EIM2"], set(terms("breakfast")), [], Settings().stitching)
     by_page = {claim.citations[0].split("#")[0]: whole for _, claim, whole in found}
     assert [c.text for c in by_page["EIM1"]] == ["THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013", "A free breakfast on those days is exempt."]
     assert [c.text for c in by_page["EIM2"]] == ["A free breakfast on those days is exempt."]  # an ordinary opening line does not come
