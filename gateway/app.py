@@ -23,7 +23,7 @@ from gateway.deps import open_index
 from gateway.errors import ApiError, BodyLimit, WellFormedHead, install_error_handlers
 from gateway.metrics import GatewayMetrics, RequestCounter
 from gateway.security import ApiKeys, SecurityHeaders, TypedCORS
-from services.api import WARM_UP_QUESTION, answer, make_conversation_store, make_store, page_ranker, passage_model
+from services.api import WARM_UP_QUESTION, answer, answers_model, make_conversation_store, make_store, page_ranker, passage_model
 from shared import __version__, heap
 from shared.config import Settings, get_settings
 from shared.contracts.api import QuestionRequest
@@ -94,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.models.provider == "local":
             page_ranker(settings)  # a model trained on other features than we compute stops start-up (RankerModelError)
             passage_model(settings)
+            answers_model(settings)  # the model that says how sure an answer is, refused likewise
         # Now, not at the first conversation: where they are kept (a read-only data directory's
         # fallback) is said at start-up.
         app.state.conversations = make_conversation_store(settings)

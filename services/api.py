@@ -40,6 +40,7 @@ _HOMES = {
     # the trained rankers (checked at start-up)
     "page_ranker": "services.ranking.rankers",
     "passage_model": "services.ranking.rankers",
+    "answers_model": "services.ranking.assurance",
 }
 __all__ = sorted(_HOMES)
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from services.answering.pipeline import new_state
     from services.conversations.reading import conflict_options
     from services.conversations.store import ConversationStore, FileStore, ask, make_conversation_store
+    from services.ranking.assurance import answers_model
     from services.ranking.rankers import page_ranker, passage_model
     from services.runtime.dispatch import WARM_UP_QUESTION, Admission, answer, record_refusal, submit
     from services.runtime.question_store import MAX_WAITERS, MemoryStore, QuestionStore, RedisStore, follow, make_store, wait_result

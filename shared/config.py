@@ -173,6 +173,7 @@ class LocalStitchingSettings(BaseModel):
 
 class StitchingSettings(BaseModel):
     shape: AnswerShape = Field(default_factory=AnswerShape, description="the answer part's shape, for every provider")
+    answers_model: Path | None = Field(None, description="the answers model that marks how sure an answer is (services/ranking; default: the one trained in the repo)")
     local: LocalStitchingSettings = Field(default_factory=LocalStitchingSettings)
 
 

@@ -45,6 +45,8 @@ def render(result: QuestionResult) -> list[Line]:
     assert result.answer is not None
     number = {c.paragraph_id: n for n, c in enumerate(result.citations, start=1)}
     lines = []
+    if result.answer.may_not_answer:  # said first: the reader should not take it as the answer
+        lines.append((0, Text("This may not answer your question: the closest passages found, not a confirmed answer.", style="bold yellow")))
     for role, heading in ROLE_HEADINGS.items():
         sentences = [s for s in result.answer.sentences if s.role == role]
         if not sentences:
@@ -58,7 +60,7 @@ def render(result: QuestionResult) -> list[Line]:
     lines.append((0, Text(f"faithfulness {result.answer.faithfulness:.2f}", style="dim")))
     if result.answer.alternatives:
         # pages about another subject the question may mean: `--focus ID` answers from one
-        lines.append((0, Text("Or did you mean", style="bold")))
+        lines.append((0, Text("The answer may be on one of these pages" if result.answer.may_not_answer else "Or did you mean", style="bold")))
         lines += [(1, Text.assemble(f"{a.section_id} {a.title} ", (f"(--focus {a.section_id})", "dim"))) for a in result.answer.alternatives]
     lines.append((0, Text("Sources", style="bold")))
     pages: dict[str, list[Citation]] = {}  # one line per page, with the numbers of its paragraphs

@@ -477,7 +477,7 @@
   }
 
   /** Pages nearly as likely to answer but about another subject: one tap asks again about that page. */
-  function renderAlternatives(alternatives, question) {
+  function renderAlternatives(alternatives, question, unsure) {
     if (!alternatives || !alternatives.length || !question) return null;
     const buttons = alternatives.map((alt) => {
       const button = el('button', { type: 'button', class: 'alternative', 'data-focus': alt.section_id },
@@ -486,7 +486,16 @@
       return button;
     });
     return el('section', { class: 'alternatives', 'aria-label': 'Other pages the question may mean' },
-      el('p', { class: 'alternatives-heading' }, 'Or did you mean'), ...buttons);
+      el('p', { class: 'alternatives-heading' }, unsure ? 'The answer may be on one of these pages' : 'Or did you mean'), ...buttons);
+  }
+
+  /** Said first when the service is not sure the answer answers (answer.may_not_answer): the
+   *  reader is told plainly, and pointed at the other likely pages below. */
+  function renderUnsure(answer) {
+    if (!answer.may_not_answer) return null;
+    return el('p', { class: 'answer-unsure', role: 'note' },
+      'This may not answer your question: these are the closest passages found, not a confirmed answer.' +
+      (answer.alternatives && answer.alternatives.length ? ' Other pages that may answer it are listed below.' : ''));
   }
 
   /** A verdict's reason as a reader can follow it: the paragraph ids it names become their
@@ -562,8 +571,9 @@
       (share === null ? '.' : ` (faithfulness ${share}%${details.length ? ` over all ${sentences.length}` : ''}).`));
     return el('section', { class: 'answer', 'aria-label': 'Answer' },
       el('div', { class: 'answer-head' }, el('h3', { class: 'answer-heading' }, 'Answer'), renderAsOf(answer)),
+      renderUnsure(answer),
       list,
-      renderAlternatives(answer.alternatives, question),
+      renderAlternatives(answer.alternatives, question, answer.may_not_answer),
       summary, // after the sentences, so on a phone the answer itself comes first
       detail,
       numbers.size ? renderSourceList(sentences, byParagraph, numbers) : null);

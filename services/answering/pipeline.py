@@ -22,9 +22,9 @@ from services.answering.refusals import decide
 from services.providers.base import Provider
 from services.text.tables import header_rows, rows_of
 from services.providers.registry import provider_for
-from services.answering.stages import expansion, follow_up, retrieval, rollup, selection, stitching, verification
+from services.answering.stages import expansion, follow_up, marks, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
-from shared.contracts.api import Alternative, Answer, Citation, QuestionRequest, QuestionResult, StageTrace
+from shared.contracts.api import MAX_ALTERNATIVES, Alternative, Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import PipelineState, Query
 from shared.contracts.refusals import Findings, cited_paragraphs
@@ -97,6 +97,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("selection", "selection", with_provider(selection.step)),
     Stage("stitching", "stitching", with_provider(stitching.step)),
     Stage("follow_up", "stitching", follow_up.follow_up_step, applies=follow_up.is_follow_up),
+    Stage("marks", "stitching", marks.step),
     Stage("verification", "verification", with_provider(verification.step)),
 )
 
@@ -208,17 +209,23 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
 
 def alternatives(state: PipelineState, settings: Settings) -> list[Alternative]:
     """The pages selection offers beside the answer's own (none the answer part already
-    quotes), with their titles and links."""
-    if state.selection is None or not state.selection.alternatives or state.verification is None:
+    quotes), with their titles and links; for an answer that may not answer, the other kept
+    pages too, most likely first: where the reader may find it instead."""
+    if state.selection is None or state.verification is None:
+        return []
+    offered = list(state.selection.alternatives)
+    if state.draft is not None and state.draft.may_not_answer:
+        offered = list(dict.fromkeys([*offered, *(p.section_id for p in state.selection.pages)]))
+    if not offered:
         return []
     quoted = {section_of(c) for s in state.verification.sentences if s.role == "answer" for c in s.citations}
     index = CorpusIndex.open(settings, state.query.manual)
     probability = {p.section_id: p.score for p in state.selection.pages}
     return [
         Alternative(section_id=sid, title=page.title, url=page.url, confidence=round(probability.get(sid, 0.0), 2))
-        for sid in state.selection.alternatives
+        for sid in offered
         if sid not in quoted and (page := index.pages.get(sid)) is not None
-    ]
+    ][:MAX_ALTERNATIVES]
 
 
 def finish(state: PipelineState, settings: Settings) -> QuestionResult:
@@ -237,7 +244,13 @@ def finish(state: PipelineState, settings: Settings) -> QuestionResult:
     cited = list(dict.fromkeys(c for s in sentences for c in s.citations))
     result = QuestionResult(
         status="answered",
-        answer=Answer(sentences=sentences, faithfulness=state.verification.faithfulness, alternatives=alternatives(state, settings)),
+        answer=Answer(
+            sentences=sentences,
+            faithfulness=state.verification.faithfulness,
+            alternatives=alternatives(state, settings),
+            confidence=state.draft.confidence if state.draft else None,
+            may_not_answer=bool(state.draft and state.draft.may_not_answer),
+        ),
         citations=_citations(cited, settings, state.query.manual),
         routes=state.routes,
         **base,

@@ -48,12 +48,13 @@ _EXCHANGE = (
 # Text addressed to the system instead of asking about tax: requests to drop or reveal
 # instructions, to change role, to dictate the reply, or to act on the exchange itself
 # (translate or summarise what was said, wipe the conversation). Phrases, not words, so that a
-# question mentioning "instructions" or "system" is not caught. Linear in the text (it runs on
+# question mentioning "instructions" or "system" is not caught, nor a cost one may "ignore under
+# the ... rules" (the rules are the asker's subject there). Linear in the text (it runs on
 # the event loop): the reply's ending allows one stop between spaces, not two runs of spaces
 # side by side, which backtracked quadratically over a long run.
 _INJECTION = re.compile(
     r"""
-    \b(?:ignore|disregard|forget|override|bypass)\b[^.?!]{0,40}\b(?:instructions?|prompts?|rules|context|guidelines|above|previous)\b
+    \b(?:ignore|disregard|forget|override|bypass)\b(?:(?!\b(?:under|within|according|per)\b)[^.?!]){0,40}\b(?:instructions?|prompts?|rules|context|guidelines|above|previous)\b
   | \b(?:system|developer|hidden|initial)\s+(?:prompt|message|instructions?)\b
   | \byour\s+(?:instructions|prompt|rules|guidelines|configuration)\b
   | \b(?:you\s+are\s+now|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?|my)|roleplay|jailbreak|developer\s+mode|\bDAN\b)

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
 MODELS_DIR = Path(__file__).parent / "models"
-RankerKind = Literal["pages", "passages"]
+RankerKind = Literal["pages", "passages", "answers"]
 
 
 class RankerModelError(ValueError):

@@ -159,12 +159,21 @@ def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, ve
             cosine = max(chunk_similarity(index, chunk.id, vector), 0.0) if vector is not None else 0.0
             units = chunk_units(chunk, rank, question.tuning, heading)
             in_example = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
-            for unit in units:
+            for place, unit in enumerate(units):
                 if unit.paragraph.text.lstrip().lower().startswith("example"):
                     in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
+                elif place == 0 and unit.row is None and tells_a_story(unit.text):
+                    in_example = True  # so does a chunk that opens on a story ("A taxpayer tells you ..."): the case it works
                 unit.example = in_example or is_illustration(unit.text)
             out.append(UnitChunk(question, bundle, rank, chunk, units, cosine))
     return out
+
+
+def tells_a_story(text: str) -> bool:
+    """A sentence that tells the reader a case to work ("A taxpayer tells you ...", "You make
+    enquiries ..."): an illustration that is not a decided case ("Smith v Jones"), whose rule
+    the court stated."""
+    return is_illustration(text) and not any(f" {v} " in text for v in ("v", "v."))
 
 
 def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> Iterator[UnitContext]:

@@ -87,9 +87,11 @@ _DEFINED = re.compile(r"\(([A-Z]{2,6})s?\)")
 _LINKING = frozenset({"and", "of", "for", "the", "to", "in", "on", "a"})
 
 
-def defined_acronyms(text: str) -> list[tuple[str, str]]:
+def defined_acronyms(text: str, linking_letters: bool = False) -> list[tuple[str, str]]:
     """(ACRONYM, long form) for each "long form (ACRONYM)" whose words' initials spell it,
-    e.g. "PAYE settlement agreements (PSAs)", "Employment and Support Allowance (ESA)"."""
+    e.g. "PAYE settlement agreements (PSAs)", "Employment and Support Allowance (ESA)";
+    with ``linking_letters``, a linking word may give its letter too ("benefit in kind (BIK)",
+    as askers write them)."""
     out = []
     for m in _DEFINED.finditer(text):
         acronym = m.group(1)
@@ -98,7 +100,7 @@ def defined_acronyms(text: str) -> list[tuple[str, str]]:
         for word in reversed(before):
             if not letters:
                 break
-            if word.lower() in _LINKING and picked:
+            if word.lower() in _LINKING and picked and not (linking_letters and word[0].upper() == letters[-1]):
                 picked.append(word)
                 continue
             if word[0].upper() == letters[-1]:

@@ -60,6 +60,9 @@ class Sentence(BaseModel):
     confidence: float | None = None  # the page ranker's probability that the claim's page answers
 
 
+MAX_ALTERNATIVES = 3  # pages offered beside an answer: a choice, not a second search result list
+
+
 class Alternative(BaseModel):
     """A page nearly as likely to answer as the answer's own, about another subject: asking
     again with ``focus`` set to it answers from it."""
@@ -76,6 +79,11 @@ class Answer(BaseModel):
     alternatives: list[Alternative] = Field(default_factory=list)
     # how old the answer's figures are: the newest ``public_updated_at`` of the pages it cites
     as_of: datetime | None = None
+    # the calibrated probability that the answer part answers the question (cross-validated:
+    # services/ranking/assurance.py); below the model's threshold the answer says it may not
+    # answer, no claim is marked as answering, and the other likely pages are offered
+    confidence: float | None = None
+    may_not_answer: bool = False
 
 
 class Refusal(BaseModel):

@@ -77,6 +77,10 @@ class DraftSentence(BaseModel):
 
 class Draft(BaseModel):
     sentences: list[DraftSentence]  # verification turns these into verdict-carrying Sentences
+    # how sure the service is that the answer part answers (the answers model's calibrated
+    # probability, services/ranking/assurance.py); None without that model
+    confidence: float | None = None
+    may_not_answer: bool = False  # below the model's threshold: no claim is marked as answering
 
 
 class VerificationResult(BaseModel):

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.cli_common import Exit
+from taxnav.evaluation.answers_model import Answered, answer_signals, cross_validated_marks, fit_answers, mark_figures
 from shared.config import Settings
 from taxnav.evaluation.ranker_data import Candidates, Passages, collect, collect_follow_ups, collect_passages
 
@@ -42,6 +43,9 @@ TRAINING_FILES = (
     TEAM_EVAL / "train_questions.jsonl",
     OWN_EVAL / "heldout_questions.jsonl",
     OWN_EVAL / "train_questions_own.jsonl",
+    # real people's questions from public forums, in their own words (reported apart)
+    TEAM_EVAL / "real_train_questions.jsonl",
+    OWN_EVAL / "real_questions_harvested.jsonl",
 )
 # Conversations: each follow-up is ranked with the pages its earlier turns answered from as a feature.
 DIALOG_FILES = (TEAM_EVAL / "dialogs.jsonl", OWN_EVAL / "heldout_dialogs.jsonl")
@@ -260,6 +264,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
     from shared.index import CorpusIndex  # noqa: PLC0415
     from taxnav.evaluation.dialogs import ask_dialog, summarise  # noqa: PLC0415
     from taxnav.evaluation.harness import RECALL_STAGES, ask_all  # noqa: PLC0415
+    from services.ranking.assurance import PRECISION_TARGET  # noqa: PLC0415
     from taxnav.evaluation.scoring import aggregate  # noqa: PLC0415
 
     started = time.perf_counter()
@@ -275,7 +280,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         page = index.pages[section_id]
         return "\n".join(chunk_embed_text(chunk, page) for chunk in index.page_chunks(section_id))
 
-    outcomes, turns, model_of = [], [], {}
+    outcomes, turns, model_of, answered = [], [], {}, []
     for k, (train_idx, test_idx) in enumerate(folds):
         train_ids = {i for j in train_idx for i in held[j].ids}
         path, passages_path = args.out / f"pages-fold{k}.json", args.out / f"passages-fold{k}.json"
@@ -292,7 +297,9 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         fold_settings.stitching.local.passage_model = passages_path
         for h in test:
             if not h.dialog:
-                outcomes += [(h.source, o) for o in ask_all([h.item], fold_settings, checkable_facts, page_text)]
+                asked = ask_all([h.item], fold_settings, checkable_facts, page_text)
+                outcomes += [(h.source, o) for o in asked]
+                answered += [answered_of(h, o, fold_settings) for o in asked if o.status == "answered"]
         with tempfile.TemporaryDirectory(prefix="taxnav-ranker-cv-") as folder:
             fold_settings.conversations.dir = Path(folder)
             store, conversations = MemoryStore(), FileStore(fold_settings)
@@ -309,10 +316,27 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         (args.out / "outcomes.jsonl").write_text("".join(json.dumps({"set": s, **o.model_dump(mode="json")}) + "\n" for s, o in outcomes))
     if turns:
         report["dialogs"] = {source: summarise([t for s, t in turns if s == source]) for source, _ in dialog_sets}
+    answered = [a for a in answered if a is not None]
+    if answered:
+        probability, threshold = cross_validated_marks(answered, args.folds, args.seed, PRECISION_TARGET)
+        report["marks"] = {"threshold": threshold, "target": PRECISION_TARGET, "by_set": mark_figures(answered, probability, threshold)}
+        model = fit_answers(np.stack([a.signals for a in answered]), np.array([a.right for a in answered]), threshold, [f"{source}.jsonl" for source, _ in sets])
+        for path in (args.out / "answers.json", *([args.answers_out] if args.answers_out else [])):
+            path.write_text(model.model_dump_json(indent=1) + "\n")
     report["seconds"] = round(time.perf_counter() - started)
     (args.out / "cv.json").write_text(json.dumps(report, indent=1) + "\n")
     _print(report)
+    _print_marks(report)
     return Exit.OK
+
+
+def answered_of(h: _Held, outcome, settings: Settings) -> Answered | None:  # noqa: ANN001  (QuestionOutcome)
+    """An answered question's signals for the answers model, labelled by the strict scoring."""
+    signals = answer_signals(h.item.question, settings)
+    if signals is None:
+        return None
+    lead = next((c for c in outcome.claims if c.role == "answer"), None)
+    return Answered(h.source, h.item.id, list(h.gold_sections), signals, bool(outcome.strict_correct), bool(lead and lead.relevance == "answering"))
 
 
 def _fold_page_metrics(candidates: list[Candidates], model_of: dict) -> dict[str, float]:
@@ -341,6 +365,19 @@ def _print(report: dict) -> None:
             f"  first sentence {m['first_sentence_fact']:.1%}  answer words {m['answer_words_median']:.0f}  strict {m['strict_correct']}/{m['questions']}"
             + "".join(f"  {k} {v['claims']} on point {v['on_point']:.0%} fact {v['states_fact']:.0%}" for k, v in m.get('marks', {}).items())
             + f"  lead mark agrees {m.get('lead_mark_agrees', 0.0):.0%}"
+        )
+
+
+def _print_marks(report: dict) -> None:
+    marks = report.get("marks")
+    if not marks:
+        return
+    print(f"marks (out of fold): 'answers your question' at P(right) >= {marks['threshold']:.2f} (target {marks['target']:.0%} right)")
+    print("  set: answers right | model: marked, right among marked, wrong marked, right marked | page mark alone: the same")
+    for source, m in marks["by_set"].items():
+        print(
+            f"  {source:28} {m['right']}/{m['answers']} | {m['model_marked']}, {m['model_marked_right']:.0%}, {m['model_wrong_marked']:.0%}, {m['model_right_marked']:.0%}"
+            f" | {m['page_mark_marked']}, {m['page_mark_marked_right']:.0%}, {m['page_mark_wrong_marked']:.0%}, {m['page_mark_right_marked']:.0%}"
         )
 
 
@@ -378,4 +415,5 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     cv.add_argument("--seed", type=_at_least(0), help="shuffle the groups into folds with this seed (default: the same folds every run); another split measures how much a change's figures owe to the split")
     cv.add_argument("--pages-only", action="store_true", help="page order figures alone (no answers asked)")
     cv.add_argument("--out", type=Path, default=Path("reports/ranker-cv"), help="directory for cv.json, outcomes.jsonl and the fold models")
+    cv.add_argument("--answers-out", type=Path, help="also write the answers model (fitted on every cross-validated answer) here, e.g. the one the service loads: " + str(default_path("answers").relative_to(REPO_ROOT)))
     cv.set_defaults(func=cross_validate)

@@ -37,3 +37,15 @@ def test_a_passage_model_trained_on_other_features_stops_start_up(tmp_path: Path
 def test_the_repos_model_lets_the_gateway_start(tmp_path: Path) -> None:
     with TestClient(create_app(Settings(data_dir=tmp_path / "data"))) as client:
         assert client.get("/healthz").status_code == 200
+
+
+def test_an_answers_model_reading_other_signals_stops_start_up(tmp_path: Path) -> None:
+    from services.ranking.assurance import ANSWER_EXTRACTOR  # noqa: PLC0415
+
+    model = load_ranker(default_path("answers"), "answers", ANSWER_EXTRACTOR.names)
+    other = tmp_path / "answers.json"
+    other.write_text(model.model_copy(update={"features": ["cross_encoder_score", *model.features[1:]]}).model_dump_json())
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.stitching.answers_model = other
+    with pytest.raises(RankerModelError, match="cross_encoder_score"), TestClient(create_app(settings)):
+        pass

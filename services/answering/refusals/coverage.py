@@ -18,7 +18,7 @@ from datetime import date
 from shared.contracts.corpus import Page
 from shared.contracts.refusals import LaterRule
 from services.text.figures import checkable_facts
-from services.text.terms import CorpusStats, terms
+from services.text.terms import CorpusStats, defined_acronyms, terms
 
 # A scheme or rule named by an acronym with at least two capitals ("OpRA", "PSA", "SAYE").
 _SCHEME_ACRONYM = re.compile(r"\b(?=[A-Za-z]*[A-Z][a-z]*[A-Z])[A-Za-z]{2,8}\b")
@@ -46,6 +46,12 @@ def _asks_about_acronym(question: str, acronym: str) -> bool:
     )
 
 
+def _in_manual(name: str, stats: CorpusStats) -> bool:
+    """Whether the manual uses every word of a name the question spells out (at least two)."""
+    named = terms(name)
+    return len(named) >= 2 and all(stats.df.get(t, 0) for t in named)
+
+
 def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str]) -> list[str]:
     """The question's named subjects the manual does not contain.
 
@@ -56,7 +62,10 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
     trivial benefits are: the manual has many '£50's, but not in the right place).
     """
     missing = []
+    spelled_out = {acronym for acronym, name in defined_acronyms(question, linking_letters=True) if _in_manual(name, stats)}
     for acronym in dict.fromkeys(a for a in _SCHEME_ACRONYM.findall(question) if _asks_about_acronym(question, a)):
+        if acronym in spelled_out:  # "a benefit in kind (BIK)": the question names it in the manual's words
+            continue
         forms = {acronym.lower(), acronym.lower() + "s"}
         if acronym.endswith("s") and acronym[:-1].isupper():
             forms.add(acronym[:-1].lower())  # PSAs -> PSA

@@ -13,7 +13,8 @@ from datetime import date, datetime
 
 from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
 from shared.contracts.refusals import LatestFigure, PageRef, StaleEvidence
-from services.answering.refusals.asking import amounts, asks_about_now
+from services.answering.refusals.asking import amounts, asks_about_now, asks_for_figure
+from services.answering.scope import asks, clauses
 from services.text.figures import period_start, years_named
 from services.text.sentences import statements
 from services.text.terms import query_terms, terms
@@ -66,6 +67,18 @@ def example_chunks(chunks: Sequence[Chunk]) -> frozenset[str]:
     return frozenset(c.id for c in chunks if "example" in " ".join(c.heading_path[-3:]).lower())
 
 
+def asked_years(question: str) -> list[tuple[int, bool]]:
+    """The years (and tax years) the question asks a figure for: named in a clause that asks,
+    of a question that asks for a figure. A year in the asker's story ("I was made redundant in
+    November 2020. Do I pay tax on it?") dates what happened, not the figure wanted; a year a
+    question names while asking for a rule is the rule's (a rule dated after the manual is
+    low_coverage's ``later_rule``)."""
+    asking = [c for c in clauses(question) if asks(c)]
+    if not any(asks_for_figure(c) for c in asking):
+        return []
+    return [year for c in asking for year in years_named(c)]
+
+
 def stale_evidence(
     question: str,
     pages: list[Page],
@@ -80,7 +93,7 @@ def stale_evidence(
     if not pages:
         return None
     latest: datetime = max(p.public_updated_at for p in pages)
-    named = years_named(question)
+    named = asked_years(question)
     if named:
         later = [(y, t) for y, t in named if period_start(y, t) > latest.date()]
         if not later or len(later) < len(named):

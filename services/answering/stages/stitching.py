@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from shared.config import Settings
 from shared.contracts.corpus import Chunk, Paragraph, section_of
-from shared.contracts.pipeline import Draft, DraftSentence, PipelineState, SelectionResult
+from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.contracts.refusals import StitchingFinding
 from shared.index import CorpusIndex
 from services.providers.base import Provider, StitchRequest
@@ -22,7 +22,6 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
     assert state.selection is not None
     vector = state.retrieval.query_vector if state.retrieval is not None else []
     draft = provider.stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector))
-    mark_relevance(draft, state.selection)
     state.draft = draft
     found = StitchingFinding(searched=[p.section_id for p in state.selection.pages], claims=len(draft.sentences))
     state.findings.stitching = found
@@ -43,20 +42,6 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
         state.query.question, draft, {**paragraphs, **candidate_paragraphs}, examples, cases(index, sections), candidates
     )
     return state
-
-
-def mark_relevance(draft: Draft, selection: SelectionResult) -> None:
-    """Each answer claim marked as answering or as background by how likely the page ranker
-    holds its page to answer (its probability against the ranker's learned threshold); nothing
-    when selection had no ranker."""
-    if selection.answering_threshold is None:
-        return
-    probability = {p.section_id: p.score for p in selection.pages}
-    for sentence in draft.sentences:
-        if sentence.role == "answer":
-            sure = max(probability.get(section_of(c), 0.0) for c in sentence.citations)
-            sentence.confidence = round(sure, 2)
-            sentence.relevance = "answering" if sure >= selection.answering_threshold else "background"
 
 
 def _is_example(chunk: Chunk) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shared.config import LocalSelectionSettings, Settings
+from shared.contracts.api import MAX_ALTERNATIVES
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
 from shared.index import CorpusIndex
 from services.ranking.page_features import NO_SUBJECT, ConversationSubject, PageSignals, page_signals, page_terms, page_title
@@ -24,7 +25,6 @@ from services.ranking.rankers import page_ranker
 from services.text.question import employment_tie
 from services.text.terms import corpus_stats, terms
 
-MAX_ALTERNATIVES = 3  # pages offered beside the answer: a choice, not a second search result list
 
 
 @dataclass

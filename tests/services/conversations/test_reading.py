@@ -138,7 +138,7 @@ def test_a_narrowing_follow_up_leads_with_the_carried_pages_row_for_its_conditio
 def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone():
     context = ConversationContext(kind="follow_up", asked="And for a van?", topic="What is the car benefit?")
     state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
-    answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(Settings().stitching.local.answer_claims - 1)]
+    answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(Settings().stitching.shape.claims - 1)]
     intro = _sentence("The conditions are:", "EIM1#c1.p0")
     van = DraftSentence(text="A van is taxed at a flat rate.", citations=["EIM1#c2.p0"], role="detail")
     state.draft = Draft(sentences=[*answer, intro, van])
@@ -146,7 +146,7 @@ def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone()
     roles = [(s.text, s.role) for s in state.draft.sentences]
     assert roles[0] == (van.text, "answer")
     answer_part = [t for t, role in roles if role == "answer"]
-    assert len(answer_part) <= Settings().stitching.local.answer_claims and not answer_part[-1].endswith(":")
+    assert len(answer_part) <= Settings().stitching.shape.claims and not answer_part[-1].endswith(":")
     assert {t for t, _ in roles} == {s.text for s in [*answer, intro, van]}  # pushed to the detail, not lost
 
 

@@ -23,7 +23,7 @@ def test_percentiles_are_nearest_rank():
 def test_latency_report_covers_every_stage_and_outcome(slice_settings: Settings):
     report = measure_latency(QUESTIONS, slice_settings, MemoryStore, rounds=1)
     assert report["end_to_end_ms"]["n"] == 2 and report["end_to_end_past_scope_guard_ms"]["n"] == 1
-    assert list(report["stage_ms"]) == ["retrieval", "expansion", "rollup", "selection", "stitching", "verification"]
+    assert list(report["stage_ms"]) == ["retrieval", "expansion", "rollup", "selection", "stitching", "marks", "verification"]
     assert report["outcomes"] == {"answered": 1, "out_of_scope": 1}
 
 

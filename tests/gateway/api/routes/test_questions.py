@@ -27,7 +27,7 @@ REFUSALS = {
     "low_coverage": "Under the optional remuneration arrangement (OpRA) rules, how is a company car I get through salary sacrifice taxed?",
     "stale": "What's the van benefit charge for the 2025-26 tax year?",
 }
-STAGES = ["retrieval", "expansion", "rollup", "selection", "stitching", "verification"]
+STAGES = ["retrieval", "expansion", "rollup", "selection", "stitching", "marks", "verification"]
 
 
 @pytest.fixture(scope="module")

@@ -76,6 +76,18 @@ def test_an_acronym_for_a_name_the_manual_spells_out_is_not_missing() -> None:
     assert missing_subjects("Under the TJ scheme, what applies?", stats, []) == ["TJ"]  # not the name's own initials
 
 
+def test_an_acronym_the_question_spells_out_in_the_manuals_words_is_not_missing() -> None:
+    """Askers define their own shorthand: "a benefit in kind (BIK)" names its subject in words
+    the manual uses throughout, so the acronym the manual never writes is no missing subject;
+    a long form the manual lacks ("optional remuneration arrangement") leaves it missing."""
+    stats = CorpusStats(["A benefit in kind is taxable.", "The director's loan account was overdrawn.", "Salary sacrifice arrangements."])
+    assert missing_subjects("Is a private check-up a benefit in kind (BIK)?", stats, []) == []
+    assert missing_subjects("The Directors Loan Account (DLA) is overdrawn: is the (DLA) a benefit?", stats, []) == []
+    assert missing_subjects("Is a check-up a BIK?", stats, []) == []  # not asked about as a scheme: never was
+    assert missing_subjects("Under the BIK rules, is a check-up taxed?", stats, []) == ["BIK"]  # not spelled out
+    assert missing_subjects("Under the optional remuneration arrangement (ORA) rules, how is my car valued?", stats, []) == ["ORA"]
+
+
 def test_missing_subject_amount_named_rule_absent_from_evidence() -> None:
     question = "How does the \u00a3500 tax exemption for medical treatment work?"
     assert missing_subjects(question, STATS, ["Medical treatment provided to employees is taxable."]) == ["\u00a3500 tax exemption"]

@@ -33,6 +33,17 @@ def test_stale_when_the_tax_year_starts_after_every_page() -> None:
     assert {p.section_id for p in refusal.evidence.pages} == {"EIM22790", "EIM22915"}
 
 
+def test_a_year_in_the_askers_story_or_in_a_rule_question_is_not_stale() -> None:
+    """Real askers date what happened to them; only a year the question asks a figure for
+    makes the 2014 pages stale."""
+    assert stale("I was made redundant in November 2020 and got \u00a325,000. Do I pay tax on it?", PAGES_2014) is None
+    assert stale("We lent an employee \u00a32,000 in the 2016/17 tax year and wrote it off. How is the van benefit treated?", PAGES_2014) is None
+    assert stale("If an employee leaves during the 2022/23 tax year, should the P11D show the van benefit pro rata?", PAGES_2014) is None
+    # the year asked a figure for, alone or in a follow-up read with its subject's figure question
+    assert stale("I drive a works van. What's the van benefit charge for 2025-26?", PAGES_2014) is not None
+    assert stale("And what will it be for 2025-26? How much is the van benefit charge?", PAGES_2014) is not None
+
+
 def test_not_stale_for_a_year_the_pages_cover() -> None:
     # 2014-15 started on 6 April 2014, before the pages' September 2014 update
     assert stale("What is the van benefit for 2014-15?", PAGES_2014) is None

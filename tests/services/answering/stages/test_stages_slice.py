@@ -171,7 +171,7 @@ def test_the_answer_comes_first_then_a_bounded_detail_from_the_same_pages(slice_
     assert roles == sorted(roles, key=lambda r: r != "answer")
     answer = [s for s in state.draft.sentences if s.role == "answer"]
     detail = [s for s in state.draft.sentences if s.role == "detail"]
-    assert len(answer) <= slice_settings.stitching.local.answer_claims
+    assert len(answer) <= slice_settings.stitching.shape.claims
     assert sum(len(s.text.split()) for s in [*answer, *detail]) <= slice_settings.stitching.local.reply_words
     # the detail adds sentences the answer does not already quote, from the selected pages
     assert not {s.text for s in answer} & {s.text for s in detail}
@@ -223,7 +223,7 @@ def test_answer_end_to_end_with_citations_and_trace(slice_settings: Settings) ->
     events: list[str] = []
     result = answer(QuestionRequest(question=MILEAGE), slice_settings, on_event=lambda name, trace: events.append(name))
     assert result.status == "answered" and result.answer is not None
-    assert events == ["retrieval", "expansion", "rollup", "selection", "stitching", "verification"]
+    assert events == ["retrieval", "expansion", "rollup", "selection", "stitching", "marks", "verification"]
     assert [t.stage for t in result.trace] == events
     by_id = {c.paragraph_id: c for c in result.citations}
     for sentence in result.answer.sentences:

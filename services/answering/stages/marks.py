@@ -1,0 +1,36 @@
+"""Marks: how sure the answer is, once it is final (after stitching and a follow-up's re-rank).
+Each answer claim is marked answering or background by its page's probability of answering
+(the page ranker's, against its learned threshold); then the answers model says how likely the
+answer part is to answer at all (services/ranking/assurance.py): below its threshold the answer
+is one that may not answer, and no claim says it answers."""
+
+from __future__ import annotations
+
+from shared.config import Settings
+from shared.contracts.corpus import section_of
+from shared.contracts.pipeline import Draft, PipelineState, SelectionResult
+from shared.index import CorpusIndex
+from services.ranking.assurance import assure, has_answers_model
+
+
+def step(state: PipelineState, settings: Settings) -> PipelineState:
+    if state.draft is None or state.selection is None:
+        return state
+    mark_relevance(state.draft, state.selection)
+    if state.selection.answering_threshold is not None and has_answers_model(settings):
+        assure(state.query, state.selection, state.draft, CorpusIndex.open(settings, state.query.manual), settings)
+    return state
+
+
+def mark_relevance(draft: Draft, selection: SelectionResult) -> None:
+    """Each answer claim marked as answering or as background by how likely the page ranker
+    holds its page to answer (its probability against the ranker's learned threshold); nothing
+    when selection had no ranker."""
+    if selection.answering_threshold is None:
+        return
+    probability = {p.section_id: p.score for p in selection.pages}
+    for sentence in draft.sentences:
+        if sentence.role == "answer":
+            sure = max(probability.get(section_of(c), 0.0) for c in sentence.citations)
+            sentence.confidence = round(sure, 2)
+            sentence.relevance = "answering" if sure >= selection.answering_threshold else "background"
