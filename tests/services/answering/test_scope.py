@@ -23,6 +23,7 @@ from services.answering.refusals import decide
 from services.text.terms import STOPWORDS
 from shared.contracts.api import Refusal
 from shared.contracts.refusals import ManualEvidence, PageRef, Route
+from shared.index import CorpusIndex
 
 
 # The scope guard and routing say what they found; the refusal module says whether that
