@@ -1,27 +1,37 @@
 """The question pipeline: one ordered table of stages, run in process (embedded) or as a
 Celery chain (distributed, services/runtime/tasks.py). Both modes, and the eval, run the one loop
-``run_stages``; a question is asked through services/runtime/dispatch.py (``answer``, or ``submit``
-and ``wait_result``).
+``Answering.run``; a question is asked through services/runtime/dispatch.py (``answer``, or
+``submit`` and ``wait_result``).
 
-Every stage step takes the ``PipelineState`` envelope and returns it with its own typed
-output filled in, and what it found that may refuse the question (``state.findings``); after
-each stage the refusal module decides whether that refuses (services/answering/refusals/
-decide.py), and once ``refusal`` is set, later stages pass the state through.
+Each stage is a component (a class per job, as haystack's): what it depends on (the settings,
+the provider, which holds the rankers) is given once, when the process builds its
+``Answering`` (``answering_for``); what varies per question comes to its ``run(state,
+index)``: the question's envelope and the index generation it is answered from, opened once
+per question (once per Celery hop in distributed mode) by ``Answering.open``. A re-ingest
+swaps generations between questions, never under one.
+
+Every stage returns the ``PipelineState`` envelope with its own typed output filled in, and
+what it found that may refuse the question (``state.findings``); after each stage the refusal
+module decides whether that refuses (services/answering/refusals/decide.py), and once
+``refusal`` is set, later stages pass the state through.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from services import deadline as question_deadline
 from services.answering import scope
 from services.answering.refusals import decide
 from services.providers.base import Provider
 from services.text.tables import header_rows, rows_of
-from services.providers.registry import provider_for
+from services.text.terms import corpus_stats
+from services.providers.registry import make_provider
 from services.answering.stages import expansion, follow_up, marks, retrieval, rollup, selection, stitching, verification
 from shared.config import Settings
 from shared.contracts.api import MAX_ALTERNATIVES, Alternative, Answer, Citation, QuestionRequest, QuestionResult, StageTrace
@@ -31,18 +41,19 @@ from shared.contracts.refusals import Findings, cited_paragraphs
 from shared.generation import ingested_manuals
 from shared.index import CorpusIndex
 
-StageStep = Callable[[PipelineState, Settings], PipelineState]
-ModelStep = Callable[[PipelineState, Settings, Provider], PipelineState]
+
+class StageComponent(Protocol):
+    """A stage as the loop runs it: built once with what it depends on, run per question."""
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState: ...
 
 
-def with_provider(step: ModelStep) -> StageStep:
-    """A stage that asks a model, given the provider its settings name (built once per
-    settings, services/providers/registry.py) rather than looking one up itself."""
+@dataclass(frozen=True)
+class Parts:
+    """What the stage components are built with, once per process (per settings)."""
 
-    def run(state: PipelineState, settings: Settings) -> PipelineState:
-        return step(state, settings, provider_for(settings))
-
-    return run
+    settings: Settings
+    provider: Provider  # what a model decides: selection, stitching, verification (services/providers)
 
 
 def always(state: PipelineState) -> bool:
@@ -54,21 +65,12 @@ def always(state: PipelineState) -> bool:
 class Stage:
     name: str
     queue: str  # the Celery queue (one worker service per queue)
-    step: StageStep
+    build: Callable[[Parts], StageComponent]  # the stage's component, given what it depends on
     applies: Callable[[PipelineState], bool] = always  # a stage for some questions only (a conversation's) leaves no trace on others
 
-
-def run_stage(stage: Stage, state: PipelineState, settings: Settings) -> PipelineState:
-    """Run one stage with timing; the trace records the candidate ids it left behind."""
-    if state.refusal is not None or state.result is not None or not stage.applies(state):
-        return state
-    started = time.perf_counter()
-    state = stage.step(state, settings)
-    state.refusal = decide.refusal(state, settings)  # the stage said what it found; this says whether it refuses
-    state.trace.append(
-        StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
-    )
-    return state
+    def skips(self, state: PipelineState) -> bool:
+        """Whether the stage passes this state through: refused, finished, or not its kind."""
+        return state.refusal is not None or state.result is not None or not self.applies(state)
 
 
 def candidate_ids(stage_name: str, state: PipelineState) -> list[str]:
@@ -90,15 +92,15 @@ def candidate_ids(stage_name: str, state: PipelineState) -> list[str]:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("retrieval", "retrieval", retrieval.step),
-    Stage("expansion", "graph", expansion.step),
-    Stage("rollup", "graph", rollup.step),
-    Stage("condition", "graph", follow_up.condition_step, applies=follow_up.chose_condition),
-    Stage("selection", "selection", with_provider(selection.step)),
-    Stage("stitching", "stitching", with_provider(stitching.step)),
-    Stage("follow_up", "stitching", follow_up.follow_up_step, applies=follow_up.is_follow_up),
-    Stage("marks", "stitching", marks.step),
-    Stage("verification", "verification", with_provider(verification.step)),
+    Stage("retrieval", "retrieval", lambda parts: retrieval.Retrieval(parts.settings)),
+    Stage("expansion", "graph", lambda parts: expansion.Expansion(parts.settings)),
+    Stage("rollup", "graph", lambda parts: rollup.Rollup(parts.settings)),
+    Stage("condition", "graph", lambda parts: follow_up.Condition(), applies=follow_up.chose_condition),
+    Stage("selection", "selection", lambda parts: selection.Selection(parts.settings, parts.provider)),
+    Stage("stitching", "stitching", lambda parts: stitching.Stitching(parts.settings, parts.provider)),
+    Stage("follow_up", "stitching", lambda parts: follow_up.FollowUp(parts.settings), applies=follow_up.is_follow_up),
+    Stage("marks", "stitching", lambda parts: marks.Marks(parts.settings)),
+    Stage("verification", "verification", lambda parts: verification.Verification(parts.settings, parts.provider)),
 )
 
 # The stages every question runs (the others apply to a conversation turn only).
@@ -133,7 +135,7 @@ def sections_named(state: PipelineState) -> list[str]:
 PREFETCH_HOPS = {"expansion": 2}
 
 
-def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> None:
+def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings, index: CorpusIndex) -> None:
     """One vector fetch per stage for every chunk it may score, instead of one per chunk
     (a round trip each with a Qdrant server)."""
     if state.refusal is not None or not settings.retrieval.use_vectors:
@@ -141,9 +143,146 @@ def prefetch_vectors(stage: Stage, state: PipelineState, settings: Settings) -> 
     sections = sections_named(state)
     if not sections:
         return
-    index = CorpusIndex.open(settings, state.query.manual)
     if index.vectors_remote:  # held in memory, a vector costs nothing to read where it is used
         index.chunk_vectors(index.pages_in_play(sections, PREFETCH_HOPS.get(stage.name, 0)))
+
+
+class Answering:
+    """The stages built once per process (per settings) with what they depend on: the provider
+    (built from the settings, holding the trained rankers it loads once) and the settings; the
+    one loop runs them on a question with its index generation, opened once.
+
+        answering = answering_for(settings)       # at worker start: the components, once
+        answering.warm_up()                        # the index, the embedder, the models
+        result = answering.answer(state, on_trace, deadline)   # per question: STAGES, then finish
+    """
+
+    def __init__(self, settings: Settings, provider: Provider | None = None) -> None:
+        self.settings = settings
+        self.provider = make_provider(settings) if provider is None else provider
+        parts = Parts(settings, self.provider)
+        self.components: dict[str, StageComponent] = {stage.name: stage.build(parts) for stage in STAGES}
+
+    def open(self, manual: str) -> CorpusIndex:
+        """The manual's serving index generation: what one question (or one Celery hop of it)
+        is answered from, start to finish."""
+        return CorpusIndex.open(self.settings, manual)
+
+    def warm_up(self, queues: frozenset[str] | set[str] = frozenset(STAGE_QUEUES)) -> None:
+        """Load before the first question what the stages of ``queues`` would otherwise load
+        on it: the index; the embedder (retrieval); the chunk vectors, the corpus term
+        statistics and the provider's models (selection and stitching score with them)."""
+        index = self.open(self.settings.manual)
+        if "retrieval" in queues and self.settings.models.provider == "local":
+            index.embed_query("warm up")
+        if queues & {"selection", "stitching"} and index.chunks:
+            corpus_stats(index)
+            if self.settings.retrieval.use_vectors:
+                index.chunk_vector(next(iter(index.chunks)))
+            warm = getattr(self.provider, "warm_up", None)
+            if warm is not None:
+                warm()
+
+    def run_stage(self, stage: Stage, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        """Run one stage with timing; the trace records the candidate ids it left behind."""
+        if stage.skips(state):
+            return state
+        started = time.perf_counter()
+        state = self.components[stage.name].run(state, index)
+        state.refusal = decide.refusal(state, self.settings)  # the stage said what it found; this says whether it refuses
+        state.trace.append(
+            StageTrace(stage=stage.name, ms=(time.perf_counter() - started) * 1000, candidate_ids=candidate_ids(stage.name, state))
+        )
+        return state
+
+    def answer(self, state: PipelineState, on_trace: Callable[[StageTrace], None], deadline: float | None = None) -> QuestionResult:
+        """A question in this process: every stage, then its result, from one index generation."""
+        state, index = self._run(STAGES, state, on_trace, deadline, None)
+        return self.finish(state, index)
+
+    def run(
+        self,
+        stages: Sequence[Stage],
+        state: PipelineState,
+        on_trace: Callable[[StageTrace], None],
+        deadline: float | None = None,
+        index: CorpusIndex | None = None,
+    ) -> PipelineState:
+        """The one stage loop (embedded, each Celery queue's task, the eval): ``on_trace`` hears
+        each stage that ran. The question's index is opened when its first stage runs (a
+        refused question opens none), unless the caller opened it (a Celery hop, to rebuild
+        the state it received). Past ``deadline`` (epoch s) no stage starts (PipelineTimeout),
+        and a model call inside one waits no longer than the deadline (services/deadline.py)."""
+        return self._run(stages, state, on_trace, deadline, index)[0]
+
+    def _run(
+        self,
+        stages: Sequence[Stage],
+        state: PipelineState,
+        on_trace: Callable[[StageTrace], None],
+        deadline: float | None,
+        index: CorpusIndex | None,
+    ) -> tuple[PipelineState, CorpusIndex | None]:
+        with question_deadline.until(deadline):
+            for stage in stages:
+                if state.refusal is None and state.result is None:
+                    question_deadline.check(f"stage {stage.name} not started")
+                if not stage.skips(state) and index is None:
+                    index = self.open(state.query.manual)
+                if index is not None:
+                    prefetch_vectors(stage, state, self.settings, index)
+                done = len(state.trace)
+                state = self.run_stage(stage, state, index)  # type: ignore[arg-type]  (None only for a stage it skips)
+                if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
+                    on_trace(state.trace[-1])
+        return state, index
+
+    def finish(self, state: PipelineState, index: CorpusIndex | None = None) -> QuestionResult:
+        """The client's view of a finished (or refused) state, its citations read from the
+        question's index (opened here only for a state whose stages ran elsewhere)."""
+        return finish(state, self.settings, index)
+
+
+# The components for the settings a process serves, built on first use: a process serves one
+# settings object (get_settings(), or the eval's variants, each its own object), read and never
+# changed once questions are asked with it. Kept by identity, so a question looks its Answering
+# up without serialising the settings; what the components are built from (the provider, the
+# ranker files) is compared as well, in case a caller changed those in place.
+_ANSWERING: dict[int, tuple[Settings, tuple[object, ...], Answering]] = {}
+_ANSWERING_KEPT = 16
+_ANSWERING_LOCK = threading.Lock()
+
+
+def _built_from(settings: Settings) -> tuple[object, ...]:
+    return (settings.models.provider, settings.selection.local.page_model, settings.stitching.local.passage_model)
+
+
+def answering_for(settings: Settings) -> Answering:
+    """This process's ``Answering`` for ``settings`` (built once)."""
+    found = _ANSWERING.get(id(settings))
+    if found is not None and found[0] is settings and found[1] == _built_from(settings):
+        return found[2]
+    with _ANSWERING_LOCK:
+        found = _ANSWERING.get(id(settings))
+        if found is not None and found[0] is settings and found[1] == _built_from(settings):
+            return found[2]
+        answering = Answering(settings)
+        _ANSWERING.pop(id(settings), None)
+        while len(_ANSWERING) >= _ANSWERING_KEPT:
+            _ANSWERING.pop(next(iter(_ANSWERING)))
+        _ANSWERING[id(settings)] = (settings, _built_from(settings), answering)
+        return answering
+
+
+def run_stage(stage: Stage, state: PipelineState, settings: Settings, index: CorpusIndex | None = None) -> PipelineState:
+    """One stage on a state (the loop's step; tests and the eval's retrieval-only runs call it
+    alone, ``index`` then opened here when the stage runs)."""
+    answering = answering_for(settings)
+    if index is None:
+        if stage.skips(state):
+            return state
+        index = answering.open(state.query.manual)
+    return answering.run_stage(stage, state, index)
 
 
 def run_stages(
@@ -152,20 +291,10 @@ def run_stages(
     settings: Settings,
     on_trace: Callable[[StageTrace], None],
     deadline: float | None = None,
+    index: CorpusIndex | None = None,
 ) -> PipelineState:
-    """The one stage loop (embedded, each Celery queue's task, the eval): ``on_trace`` hears
-    each stage that ran. Past ``deadline`` (epoch s) no stage starts (PipelineTimeout), and
-    a model call inside one waits no longer than the deadline (services/deadline.py)."""
-    with question_deadline.until(deadline):
-        for stage in stages:
-            if state.refusal is None and state.result is None:
-                question_deadline.check(f"stage {stage.name} not started")
-            prefetch_vectors(stage, state, settings)
-            done = len(state.trace)
-            state = run_stage(stage, state, settings)
-            if len(state.trace) > done:  # skipped stages (after a refusal) leave no trace
-                on_trace(state.trace[-1])
-    return state
+    """``Answering.run`` with the process's components for ``settings``."""
+    return answering_for(settings).run(stages, state, on_trace, deadline, index)
 
 
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
@@ -182,8 +311,7 @@ def ingested_others(settings: Settings, home: str) -> frozenset[str]:
     return frozenset(m for m in ingested_manuals(settings) if m != home)
 
 
-def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> list[Citation]:
-    index = CorpusIndex.open(settings, manual)
+def _citations(paragraph_ids: list[str], index: CorpusIndex) -> list[Citation]:
     out = []
     for pid in paragraph_ids:
         page = index.pages.get(section_of(pid))
@@ -207,7 +335,7 @@ def _citations(paragraph_ids: list[str], settings: Settings, manual: str) -> lis
     return out
 
 
-def alternatives(state: PipelineState, settings: Settings) -> list[Alternative]:
+def alternatives(state: PipelineState, index: CorpusIndex) -> list[Alternative]:
     """The pages selection offers beside the answer's own (none the answer part already
     quotes), with their titles and links; for an answer that may not answer, the other kept
     pages too, most likely first: where the reader may find it instead."""
@@ -219,7 +347,6 @@ def alternatives(state: PipelineState, settings: Settings) -> list[Alternative]:
     if not offered:
         return []
     quoted = {section_of(c) for s in state.verification.sentences if s.role == "answer" for c in s.citations}
-    index = CorpusIndex.open(settings, state.query.manual)
     probability = {p.section_id: p.score for p in state.selection.pages}
     return [
         Alternative(section_id=sid, title=page.title, url=page.url, confidence=round(probability.get(sid, 0.0), 2))
@@ -228,30 +355,36 @@ def alternatives(state: PipelineState, settings: Settings) -> list[Alternative]:
     ][:MAX_ALTERNATIVES]
 
 
-def finish(state: PipelineState, settings: Settings) -> QuestionResult:
-    """The client's view of a finished (or refused) pipeline state."""
+def finish(state: PipelineState, settings: Settings, index: CorpusIndex | None = None) -> QuestionResult:
+    """The client's view of a finished (or refused) pipeline state; ``index``: the generation
+    its stages read (opened here when they ran in another process, or none ran)."""
     # A conversation turn shows the person's own words, not the question as searched.
     question = state.context.asked if state.context is not None else state.query.asked or state.query.question
     base = {"id": state.query.id, "question": question, "trace": state.trace}
+
+    def opened() -> CorpusIndex:
+        return index if index is not None else answering_for(settings).open(state.query.manual)
+
     if state.refusal is not None:
         # conflict and stale refusals point at paragraphs: the reader can open them.
         shown = cited_paragraphs(state.refusal.evidence)
-        citations = _citations(shown, settings, state.query.manual) if shown else []
+        citations = _citations(shown, opened()) if shown else []
         return QuestionResult(status="refused", refusal=state.refusal, citations=citations, **base)
     if state.verification is None:
         raise ValueError("finish() needs a verified or refused state")
     sentences = state.verification.sentences
     cited = list(dict.fromkeys(c for s in sentences for c in s.citations))
+    index = opened()
     result = QuestionResult(
         status="answered",
         answer=Answer(
             sentences=sentences,
             faithfulness=state.verification.faithfulness,
-            alternatives=alternatives(state, settings),
+            alternatives=alternatives(state, index),
             confidence=state.draft.confidence if state.draft else None,
             may_not_answer=bool(state.draft and state.draft.may_not_answer),
         ),
-        citations=_citations(cited, settings, state.query.manual),
+        citations=_citations(cited, index),
         routes=state.routes,
         **base,
     )

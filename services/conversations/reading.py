@@ -37,7 +37,7 @@ are services/conversations/store.py.
 from __future__ import annotations
 
 import re
-
+from collections.abc import Callable
 
 from services.errors import UnknownCondition
 from services.answering.stages.retrieval import SHORT_TERMS, bm25_text
@@ -167,9 +167,11 @@ def year_referred_to(asked: str, earlier: list[TurnResult]) -> str | None:
 
 
 def read_turn(
-    request: ConversationQuestion, earlier: list[TurnResult], settings: Settings
+    request: ConversationQuestion, earlier: list[TurnResult], settings: Settings, open_index: Callable[[str], CorpusIndex]
 ) -> tuple[str, ConversationContext]:
-    """The question the pipeline reads for this turn, and the context it carries."""
+    """The question the pipeline reads for this turn, and the context it carries;
+    ``open_index``: the manual's serving index, opened only for a turn with earlier turns to
+    read it with (``Answering.open``, services/answering/pipeline.py)."""
     asked = request.question.strip()
     manual = request.manual or settings.manual
     limit = settings.conversations.carried_pages
@@ -179,7 +181,7 @@ def read_turn(
         return asked, ConversationContext(kind="first", asked=asked)
     turns = _subject_turns(earlier)
     sections = carried_sections(turns, limit)
-    index = CorpusIndex.open(settings, manual)
+    index = open_index(manual)
     linked = linked_sections(turns, sections, index, settings.conversations.linked_pages)
     reasons = follow_up_reasons(asked, turns, [*sections, *linked], index)
     if not reasons:

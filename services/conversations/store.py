@@ -23,7 +23,7 @@ import redis
 from services.conversations.reading import read_turn
 from services.runtime.dispatch import submit
 from services.errors import ConversationNotFound, TurnLimitReached, Unavailable
-from services.answering.pipeline import new_state
+from services.answering.pipeline import answering_for, new_state
 from services.runtime.question_store import QuestionStore, follow, wait_result
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], settings: Settings) -> PipelineState:
     """The turn's pipeline envelope: the scope guard reads the person's own words; the
     stages read the searched question with the context."""
-    searched, context = read_turn(request, earlier, settings)
+    searched, context = read_turn(request, earlier, settings, answering_for(settings).open)
     own = QuestionRequest(question=context.asked, manual=request.manual, focus=request.focus)
     state = new_state(own, settings)
     state.query.question = searched

@@ -7,13 +7,16 @@ envelope), so no provider embeds the question again or keeps it in a module-leve
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
 from shared.contracts.api import Sentence
 from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, Query, RollupResult, SelectionResult
+
+if TYPE_CHECKING:
+    from shared.index import CorpusIndex
 
 
 class SelectRequest(BaseModel):
@@ -39,9 +42,12 @@ class VerifyRequest(BaseModel):
 
 
 class Provider(Protocol):
-    def select(self, request: SelectRequest) -> SelectionResult: ...
+    """Built once per process with its settings; each call gets the question's request and the
+    index generation the question is answered from (a model that reads no index ignores it)."""
 
-    def stitch(self, request: StitchRequest) -> Draft: ...
+    def select(self, request: SelectRequest, index: CorpusIndex) -> SelectionResult: ...
+
+    def stitch(self, request: StitchRequest, index: CorpusIndex) -> Draft: ...
 
     def verify(self, request: VerifyRequest) -> list[Sentence]:
         """The provider's verdicts, one per drafted sentence (the stage holds them to ``checked``)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx2  # the transport the mistralai SDK uses (its errors are not httpx's)
 from pydantic import BaseModel, Field, ValidationError
@@ -33,6 +33,9 @@ from services.providers.prompts import (
 from shared.config import AnswerShape, Settings
 from shared.contracts.api import Sentence, Verdict
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
+
+if TYPE_CHECKING:
+    from shared.index import CorpusIndex
 
 MAX_SENTENCES = 12  # a longer reply is malformed (retried); within it the answer shape's clamp applies
 RETRY_BACKOFF_S = 0.25
@@ -209,10 +212,12 @@ class MistralProvider:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def select(self, request: SelectRequest) -> SelectionResult:
+    def select(self, request: SelectRequest, index: CorpusIndex | None = None) -> SelectionResult:
+        del index  # the model reads the pages' text in the request
         return select(request.query, request.rollup, self.settings)
 
-    def stitch(self, request: StitchRequest) -> Draft:
+    def stitch(self, request: StitchRequest, index: CorpusIndex | None = None) -> Draft:
+        del index
         return stitch(request.query, request.selection, self.settings)
 
     def verify(self, request: VerifyRequest) -> list[Sentence]:

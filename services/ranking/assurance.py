@@ -110,10 +110,9 @@ def answer_features(query: Query, selection: SelectionResult, draft: Draft, inde
     return ANSWER_EXTRACTOR.row(AnswerContext.read(query, selection, draft, index, settings))
 
 
-def assure(query: Query, selection: SelectionResult, draft: Draft, index: CorpusIndex, settings: Settings) -> None:
-    """Mark the draft with the model's probability that it answers, and as one that may not
+def assure(query: Query, selection: SelectionResult, draft: Draft, index: CorpusIndex, settings: Settings, model: RankerModel) -> None:
+    """Mark the draft with the ``model``'s probability that it answers, and as one that may not
     answer below the model's threshold (its claims are then background, never "answering")."""
-    model = answers_model(settings)
     probability = float(model.probability(model.score(answer_features(query, selection, draft, index, settings)[None, :]))[0])
     draft.confidence = round(probability, 2)
     draft.may_not_answer = probability < model.answering_threshold

@@ -135,9 +135,15 @@ class PageQuestion:
 
     @classmethod
     def read(
-        cls, query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+        cls,
+        query: Query,
+        pages: list[PageBundle],
+        settings: Settings,
+        index: CorpusIndex,
+        carried_vector: list[float],
+        asked: str = "",
+        subject: ConversationSubject = NO_SUBJECT,
     ) -> PageQuestion:
-        index = CorpusIndex.open(settings, query.manual)
         stats = corpus_stats(index)
         weights = question_weights(query.question, stats, settings.selection.local.expansion_weight)
         titles = title_index(index, stats, FRAME_WORDS)  # each title's weights, once per generation
@@ -238,17 +244,29 @@ PAGE_FEATURES: tuple[str, ...] = PAGE_EXTRACTOR.names  # what a page model file 
 
 
 def page_contexts(
-    query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+    query: Query,
+    pages: list[PageBundle],
+    settings: Settings,
+    index: CorpusIndex,
+    carried_vector: list[float],
+    asked: str = "",
+    subject: ConversationSubject = NO_SUBJECT,
 ) -> list[PageContext]:
     """Each candidate page as the page features read it (the question read once for all)."""
-    question = PageQuestion.read(query, pages, settings, carried_vector, asked, subject)
+    question = PageQuestion.read(query, pages, settings, index, carried_vector, asked, subject)
     titles = [page_title(question.index, p.section_id) for p in pages]
     title_close = closeness(settings, titles, question.vector) if question.vector is not None else np.zeros(len(pages))
     return [PageContext(question, bundle, title, cosine) for bundle, title, cosine in zip(pages, titles, title_close, strict=True)]
 
 
 def page_signals(
-    query: Query, pages: list[PageBundle], settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+    query: Query,
+    pages: list[PageBundle],
+    settings: Settings,
+    index: CorpusIndex,
+    carried_vector: list[float],
+    asked: str = "",
+    subject: ConversationSubject = NO_SUBJECT,
 ) -> list[PageSignals]:
     """Each candidate page's features; ``asked``: the person's own words this turn, when the
     query reads more (a follow-up read with its subject); ``subject``: a follow-up's
@@ -265,5 +283,5 @@ def page_signals(
             title_share=page.title_share,
             title_match=page.restated,
         )
-        for page in page_contexts(query, pages, settings, carried_vector, asked, subject)
+        for page in page_contexts(query, pages, settings, index, carried_vector, asked, subject)
     ]

@@ -142,10 +142,9 @@ UNIT_EXTRACTOR: Extractor[UnitContext] = Extractor("passages", [
 UNIT_FEATURES: tuple[str, ...] = UNIT_EXTRACTOR.names  # what a passage model file must list, in this order
 
 
-def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[UnitChunk]:
+def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, vector: np.ndarray | None) -> list[UnitChunk]:
     """Every chunk of the selected pages with its quotable units (best page first, chunks in
     page order), each unit marked when it is part of a worked example."""
-    index = CorpusIndex.open(settings, query.manual)
     question = UnitQuestion.read(query, index, settings)
     out: list[UnitChunk] = []
     for rank, bundle in enumerate(selection.pages):  # pages come best first from selection
@@ -176,10 +175,10 @@ def tells_a_story(text: str) -> bool:
     return is_illustration(text) and not any(f" {v} " in text for v in ("v", "v."))
 
 
-def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> Iterator[UnitContext]:
+def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, vector: np.ndarray | None) -> Iterator[UnitContext]:
     """Every quotable unit of the selected pages as its features read it, in page order."""
     place, rank = 0, -1  # the unit's place in page order
-    for chunk in unit_chunks(query, selection, settings, vector):
+    for chunk in unit_chunks(query, selection, settings, index, vector):
         if chunk.rank != rank:
             place, rank = 0, chunk.rank
         for i in range(len(chunk.units)):
@@ -187,11 +186,11 @@ def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, 
             place += 1
 
 
-def featured_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
+def featured_units(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, vector: np.ndarray | None) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages with its UNIT_FEATURES
     (``unit.features``, by name), and whether it is a looked-up row or an aside."""
     out: list[Unit] = []
-    for context in unit_contexts(query, selection, settings, vector):
+    for context in unit_contexts(query, selection, settings, index, vector):
         unit = context.unit
         unit.looked_up, unit.aside = context.looked_up, context.aside
         unit.features = UNIT_EXTRACTOR.values(context)

@@ -18,22 +18,28 @@ from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from services.errors import Unavailable, as_info
-from services.answering.pipeline import STAGE_QUEUES, STAGES, finish, new_state, run_stages
+from services.answering.pipeline import STAGE_QUEUES, STAGES, answering_for, new_state
 from services.runtime.question_store import OnEvent, QuestionStore, make_store, wait_result
 from shared import heap
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.events import QuestionEvent, stage_event
 from shared.contracts.pipeline import PipelineState
+from shared.index import CorpusIndex
 
 if TYPE_CHECKING:
     from celery import Celery
 
 
-def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore) -> QuestionResult:
-    """The finished (or refused) state's result, recorded as the question's terminal event."""
-    result = finish(state, settings)
-    store.add(state.query.id, QuestionEvent(kind="result", result=result))
+def finish_to_store(state: PipelineState, settings: Settings, store: QuestionStore, index: CorpusIndex | None = None) -> QuestionResult:
+    """The finished (or refused) state's result, recorded as the question's terminal event;
+    ``index``: the generation its stages read, when this process ran them."""
+    return to_store(answering_for(settings).finish(state, index), store)
+
+
+def to_store(result: QuestionResult, store: QuestionStore) -> QuestionResult:
+    """A question's result, recorded as its terminal event."""
+    store.add(result.id, QuestionEvent(kind="result", result=result))
     return result
 
 
@@ -81,8 +87,7 @@ def run_embedded(state: PipelineState, settings: Settings, store: QuestionStore,
     its waiter has given up."""
     qid = state.query.id
     try:
-        state = run_stages(list(STAGES), state, settings, reporter(store, qid), deadline)
-        finish_to_store(state, settings, store)
+        to_store(answering_for(settings).answer(state, reporter(store, qid), deadline), store)
     except QuestionEnded:
         pass
     except Exception as exc:  # noqa: BLE001  (recorded for the waiting client, never lost)
@@ -145,7 +150,7 @@ def _start_worker(events: multiprocessing.Queue, settings_json: str) -> None:
     settings = _settings(settings_json)
     state = new_state(QuestionRequest(question=WARM_UP_QUESTION), settings)
     try:
-        run_stages(list(STAGES), state, settings, lambda _trace: None)
+        answering_for(settings).run(STAGES, state, lambda _trace: None)  # the components built once, then warm
     except Exception:  # noqa: BLE001  (no index yet: each question reports it as a typed error)
         pass
     heap.freeze()

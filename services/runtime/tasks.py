@@ -19,13 +19,11 @@ from celery.signals import worker_ready
 from services.runtime.celery_app import celery_app, stage_task_name
 from services.runtime.dispatch import QuestionEnded, finish_to_store, reporter
 from services.errors import PipelineTimeout, as_info
-from services.answering.pipeline import STAGE_QUEUES, STAGES, run_stages
+from services.answering.pipeline import STAGE_QUEUES, STAGES, answering_for
 from services.runtime.question_store import REDIS_CONNECTIONS, RedisStore
-from services.text.terms import corpus_stats
 from services.runtime.wire import WireState, encode, rebuild
 from shared.config import Settings, get_settings
 from shared.contracts.events import QuestionEvent
-from shared.index import CorpusIndex
 
 
 log = logging.getLogger(__name__)
@@ -33,22 +31,17 @@ log = logging.getLogger(__name__)
 
 @worker_ready.connect
 def warm_up(sender: object = None, **_: object) -> None:
-    """Before the first task, load what this worker's queues would otherwise load on their
-    first question (a couple of seconds): the index; the embedder (retrieval); the chunk
-    vectors and the corpus term statistics (selection and stitching score with both)."""
+    """Before the first task, build this worker's stage components (once per process) and load
+    what its queues would otherwise load on their first question (a couple of seconds): the
+    index; the embedder (retrieval); the chunk vectors, the corpus term statistics and the
+    rankers (selection and stitching score with them)."""
     consumed = {queue.name for queue in getattr(getattr(sender, "task_consumer", None), "queues", [])}
     warm_queues(consumed, get_settings())
 
 
 def warm_queues(queues: set[str], settings: Settings) -> None:
     try:
-        index = CorpusIndex.open(settings)
-        if "retrieval" in queues and settings.models.provider == "local":
-            index.embed_query("warm up")
-        if queues & {"selection", "stitching"} and index.chunks:
-            corpus_stats(index)
-            if settings.retrieval.use_vectors:
-                index.chunk_vector(next(iter(index.chunks)))
+        answering_for(settings).warm_up(queues)
     except Exception as exc:  # noqa: BLE001  (the first task reports a real problem as a typed error)
         log.warning("warm-up skipped: %s", exc)
 
@@ -65,6 +58,7 @@ def run_queue(queue: str, state_json: str) -> str:
     failure) for a question that has ended or is past its deadline: a client told "timeout"
     never has the question go on, let alone complete."""
     settings = get_settings()
+    answering = answering_for(settings)  # built at the worker's warm-up: the lookup only
     store = _store()
     # Page bundles travel as chunk ids (services/runtime/wire.py): the query id is read first, so
     # that chunks missing from this worker's index are recorded as the question's error.
@@ -74,11 +68,14 @@ def run_queue(queue: str, state_json: str) -> str:
     if deadline is None:  # its record expired: nobody can read an outcome any more
         raise Ignore()
     try:
-        state = rebuild(arrived, settings)
+        # The hop's one index generation: the chunks the state names are taken from it and
+        # its stages read it (a state that came whole opens it with its first stage).
+        index = answering.open(arrived.query.manual) if arrived.generation is not None else None
+        state = rebuild(arrived, index)
         stages = [stage for stage in STAGES if stage.queue == queue]
-        state = run_stages(stages, state, settings, reporter(store, qid), deadline)
+        state = answering.run(stages, state, reporter(store, qid), deadline, index)
         if queue == STAGE_QUEUES[-1]:
-            finish_to_store(state, settings, store)
+            finish_to_store(state, settings, store, index)
         return encode(state, settings)
     except QuestionEnded:  # its follower recorded a timeout (or another run of the task ended it)
         raise Ignore() from None

@@ -8,7 +8,8 @@ takes them from its own index:
 
     state_json = encode(state, settings)                  # sending worker
     wire = WireState.model_validate_json(state_json)      # receiving worker: query id first,
-    state = rebuild(wire, settings)                       # then the chunks (may raise IndexChanged)
+    state = rebuild(wire, index)                          # then the chunks from the index the
+                                                          # hop's stages read (may raise IndexChanged)
 
 A chunk id means one text only within one index generation (an ingest may rewrite a page
 under the same ids, or drop it), so the wire names the generation the ids resolve in:
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from services.errors import IndexChanged
+from services.answering.pipeline import answering_for
 from shared.config import Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PipelineState, RollupResult, SelectionResult
@@ -46,7 +48,9 @@ def encode(state: PipelineState, settings: Settings) -> str:
     pages = [p for result in (state.rollup, state.selection) if result for p in result.pages]
     if not any(p.chunks for p in pages):
         return state.model_dump_json()
-    index = CorpusIndex.open(settings, state.query.manual)
+    # the generation serving now, not the one the hop's stages read: an ingest may have
+    # swapped them since
+    index = answering_for(settings).open(state.query.manual)
     # The stages put the index's own chunk objects in the bundles, so `is` settles it at
     # once; an equal chunk (an unchanged page in a newer generation) names the same text.
     if not all(index.chunks.get(c.id) is c or index.chunks.get(c.id) == c for p in pages for c in p.chunks):
@@ -60,12 +64,14 @@ def encode(state: PipelineState, settings: Settings) -> str:
     return wire.model_dump_json()
 
 
-def rebuild(wire: WireState, settings: Settings) -> PipelineState:
-    """The state the sender had; raises IndexChanged rather than substitute other chunks."""
+def rebuild(wire: WireState, index: CorpusIndex | None) -> PipelineState:
+    """The state the sender had, its chunks taken from ``index`` (the receiving hop's, opened
+    once for its stages; None only for a state whose chunks came whole); raises IndexChanged
+    rather than substitute other chunks."""
     state = PipelineState(**_fields(wire))
     if wire.generation is None:
         return state  # the chunks came whole
-    index = CorpusIndex.open(settings, state.query.manual)
+    assert index is not None, "a state sent as chunk ids is rebuilt from the receiving hop's index"
     if index.generation != wire.generation:
         raise IndexChanged(
             f"the {state.query.manual} index changed generation ({wire.generation} -> {index.generation}) "

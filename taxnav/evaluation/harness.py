@@ -112,7 +112,9 @@ def api_answer(question: str, settings: Settings, store: QuestionStore) -> Quest
     """One question as the gateway answers it in embedded mode: scope guard, stages, finish."""
     from services.api import answer  # noqa: PLC0415  (imports the stages and the index)
 
-    return answer(QuestionRequest(question=question, manual=settings.manual), settings.model_copy(update={"mode": "embedded"}), store)
+    # the same settings object question after question: the process builds its stages for it once
+    embedded = settings if settings.mode == "embedded" else settings.model_copy(update={"mode": "embedded"})
+    return answer(QuestionRequest(question=question, manual=settings.manual), embedded, store)
 
 
 def ask_all(

@@ -42,7 +42,7 @@ def labelled(question, source: str, signals: Sequence) -> Candidates:  # noqa: A
 def collect(questions: Sequence, source: str, settings: Settings) -> list[Candidates]:  # noqa: ANN001  (EvalQuestion)
     """Each answerable question's candidates after rollup, with their features and labels (the
     scope guard and routing run first: a question they refuse has no candidates to rank)."""
-    from services.answering.pipeline import STAGES, new_state, run_stages  # noqa: PLC0415  (heavy: the index and the model)
+    from services.answering.pipeline import STAGES, answering_for, new_state, run_stages  # noqa: PLC0415  (heavy: the index and the model)
     from services.ranking.page_features import page_signals  # noqa: PLC0415
     from shared.contracts.api import QuestionRequest  # noqa: PLC0415
 
@@ -54,7 +54,8 @@ def collect(questions: Sequence, source: str, settings: Settings) -> list[Candid
         state = run_stages(up_to_rollup, new_state(QuestionRequest(question=q.question), settings), settings, lambda _: None)
         if state.rollup is None or not state.rollup.pages:
             continue
-        signals = page_signals(state.query, state.rollup.pages, settings, state.retrieval.query_vector if state.retrieval else [])
+        index = answering_for(settings).open(state.query.manual)
+        signals = page_signals(state.query, state.rollup.pages, settings, index, state.retrieval.query_vector if state.retrieval else [])
         out.append(labelled(q, source, signals))
         out[-1].rollup = state
     return out
@@ -76,10 +77,9 @@ def collect_passages(candidates: Sequence[Candidates], settings: Settings) -> li
     """Each question's units after selection (by the page model ``settings`` name), with their
     features and labels: whether the unit states one of the question's key facts early, on a
     gold or also_ok page."""
-    from services.answering.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from services.answering.pipeline import STAGES, answering_for, run_stages  # noqa: PLC0415
     from shared.meaning import question_vector  # noqa: PLC0415
     from services.ranking.passage_features import featured_units, unit_matrix  # noqa: PLC0415
-    from shared.index import CorpusIndex  # noqa: PLC0415
     from taxnav.evaluation.scoring import key_fact_found  # noqa: PLC0415
 
     selection = [s for s in STAGES if s.name == "selection"]
@@ -90,9 +90,9 @@ def collect_passages(candidates: Sequence[Candidates], settings: Settings) -> li
         state = run_stages(selection, c.rollup.model_copy(update={"trace": []}), settings, lambda _: None)
         if state.refusal is not None or not state.selection or not state.selection.pages:
             continue
-        index = CorpusIndex.open(settings, state.query.manual)
+        index = answering_for(settings).open(state.query.manual)
         vector = question_vector(index, state.query.question, state.retrieval.query_vector if state.retrieval else []) if settings.retrieval.use_vectors else None
-        units = featured_units(state.query, state.selection, settings, vector)
+        units = featured_units(state.query, state.selection, settings, index, vector)
         label_of = dict(zip(c.section_ids, c.labels, strict=True))
         pages = [p.section_id for p in state.selection.pages]
         answering = {sid for sid in pages if label_of.get(sid, 0) > 0}
@@ -110,7 +110,7 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
     import tempfile  # noqa: PLC0415
 
     from services.conversations.store import FileStore, new_turn_state  # noqa: PLC0415
-    from services.answering.pipeline import STAGES, run_stages  # noqa: PLC0415
+    from services.answering.pipeline import STAGES, answering_for, run_stages  # noqa: PLC0415
     from services.ranking.page_features import ConversationSubject, page_signals  # noqa: PLC0415
     from services.runtime.question_store import MemoryStore  # noqa: PLC0415
     from shared.contracts.conversation import ConversationQuestion  # noqa: PLC0415
@@ -130,7 +130,8 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
                     if state.refusal is None and state.rollup and state.rollup.pages and state.context is not None:
                         vector = state.retrieval.query_vector if state.retrieval else []
                         subject = ConversationSubject(frozenset(state.context.carried_sections), frozenset(state.context.linked_sections))
-                        signals = page_signals(state.query, state.rollup.pages, settings, vector, state.context.asked, subject)
+                        index = answering_for(settings).open(state.query.manual)
+                        signals = page_signals(state.query, state.rollup.pages, settings, index, vector, state.context.asked, subject)
                         out.append(labelled(turn, source, signals))
                 conversations.finish(cid, conversations.start(cid, request, settings, store), store)
     return out

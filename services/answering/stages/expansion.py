@@ -61,12 +61,11 @@ def cocited(index: CorpusIndex, candidates: list[ScoredChunk], manual: str) -> d
     return out
 
 
-def expand(query: Query, retrieval: RetrievalResult, settings: Settings) -> ExpansionResult:
+def expand(query: Query, retrieval: RetrievalResult, settings: Settings, index: CorpusIndex) -> ExpansionResult:
     cfg = settings.expansion
     hits = {h.chunk_id: h for h in retrieval.hits}
     if not cfg.enabled or not hits:
         return ExpansionResult(hits=list(retrieval.hits))
-    index = CorpusIndex.open(settings, query.manual)
     decay = min(max(cfg.decay, 0.01), 0.99)
     vector = np.asarray(retrieval.query_vector, dtype=np.float32) if retrieval.query_vector else None
     qterms = set(query_terms(query.question))
@@ -101,7 +100,13 @@ def expand(query: Query, retrieval: RetrievalResult, settings: Settings) -> Expa
     return ExpansionResult(hits=merged)
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
-    assert state.retrieval is not None
-    state.expansion = expand(state.query, state.retrieval, settings)
-    return state
+class Expansion:
+    """The stage: one hop from the top hits along the manual's links, then co-citation."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        assert state.retrieval is not None
+        state.expansion = expand(state.query, state.retrieval, self.settings, index)
+        return state

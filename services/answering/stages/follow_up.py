@@ -111,13 +111,13 @@ def condition_claims(
     return found
 
 
-def meaning_of(state: PipelineState, settings: Settings) -> Callable[[DraftSentence], float]:
+def meaning_of(state: PipelineState, index: CorpusIndex | None) -> Callable[[DraftSentence], float]:
     """How close a sentence's passage (the chunk of its first citation) is in meaning to the
     follow-up as searched (its own words read with the subject's: alone, 'two of them at
     once' means nothing); 0 for every sentence without vectors."""
     if state.retrieval is None or not state.retrieval.query_vector:
         return lambda sentence: 0.0
-    index = CorpusIndex.open(settings, state.query.manual)
+    assert index is not None, "a state with the question's vector was retrieved from an index"
     vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)
 
     def closeness(sentence: DraftSentence) -> float:
@@ -134,7 +134,16 @@ def chose_condition(state: PipelineState) -> bool:
     return state.context is not None and bool(state.context.excluded_sections)
 
 
-def condition_step(state: PipelineState, settings: Settings) -> PipelineState:
+class Condition:
+    """The ``condition`` stage (after rollup): a chosen conflict option leaves out the pages of
+    the options not chosen."""
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        del index  # the context says it all
+        return condition_step(state)
+
+
+def condition_step(state: PipelineState, settings: Settings | None = None) -> PipelineState:
     """After rollup: a chosen conflict option leaves out the pages of the options not chosen."""
     del settings  # the context says it all
     if state.context is not None and state.rollup is not None:
@@ -147,15 +156,26 @@ def is_follow_up(state: PipelineState) -> bool:
     return state.context is not None and state.context.kind == "follow_up"
 
 
-def follow_up_step(state: PipelineState, settings: Settings) -> PipelineState:
+class FollowUp:
+    """The ``follow_up`` stage (after stitching): a follow-up's draft re-ranked for what it adds."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        return follow_up_step(state, self.settings, index)
+
+
+def follow_up_step(state: PipelineState, settings: Settings, index: CorpusIndex | None = None) -> PipelineState:
     """After stitching: a follow-up's answer leads with the sentences about what it adds (its
     terms the subject did not have, the years it names), then what earlier turns have not
-    already said, then the rest: earlier claims are reused with their citations, behind."""
-    lead_with_what_it_adds(state, settings)
+    already said, then the rest: earlier claims are reused with their citations, behind.
+    ``index``: the question's (needed only when the state carries the question's vector)."""
+    lead_with_what_it_adds(state, settings, index)
     return state
 
 
-def lead_with_what_it_adds(state: PipelineState, settings: Settings) -> None:
+def lead_with_what_it_adds(state: PipelineState, settings: Settings, index: CorpusIndex | None) -> None:
     context = state.context
     if context is not None and context.kind == "follow_up" and state.draft is not None:
         said = {(c.text, tuple(c.citations)) for c in context.claims}
@@ -170,7 +190,7 @@ def lead_with_what_it_adds(state: PipelineState, settings: Settings) -> None:
         # how a sentence answers the follow-up: its score for what the follow-up adds, then
         # how close its passage is in meaning to the follow-up: of two sentences that each
         # share a word with it, the one about what it asks
-        closeness = meaning_of(state, settings)
+        closeness = meaning_of(state, index)
 
         def rank(score: int, sentence: DraftSentence) -> tuple[int, float]:
             return (score, closeness(sentence) if score else 0.0)

@@ -10,15 +10,28 @@ from shared.config import Settings
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import Draft, PipelineState, SelectionResult
 from shared.index import CorpusIndex
-from services.ranking.assurance import assure, has_answers_model
+from services.ranking.assurance import answers_model, assure, has_answers_model
+from services.ranking.model import RankerModel
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
+class Marks:
+    """The ``marks`` stage; the answers model is loaded once, with the stage (none while its
+    first one is being trained)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model = answers_model(settings) if has_answers_model(settings) else None
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        return step(state, self.settings, index, self.model)
+
+
+def step(state: PipelineState, settings: Settings, index: CorpusIndex, model: RankerModel | None) -> PipelineState:
     if state.draft is None or state.selection is None:
         return state
     mark_relevance(state.draft, state.selection)
-    if state.selection.answering_threshold is not None and has_answers_model(settings):
-        assure(state.query, state.selection, state.draft, CorpusIndex.open(settings, state.query.manual), settings)
+    if model is not None and state.selection.answering_threshold is not None:
+        assure(state.query, state.selection, state.draft, index, settings, model)
     return state
 
 

@@ -112,8 +112,7 @@ def carried_chunks(index: CorpusIndex, context: ConversationContext, vector: np.
 Nearest = dict[str, list[tuple[str, float]]]
 
 
-def retrieve(query: Query, settings: Settings, context: ConversationContext | None = None) -> tuple[RetrievalResult, Nearest]:
-    index = CorpusIndex.open(settings, query.manual)
+def retrieve(query: Query, settings: Settings, index: CorpusIndex, context: ConversationContext | None = None) -> tuple[RetrievalResult, Nearest]:
     cfg = settings.retrieval
     depth = max(cfg.top_k * DEPTH_FACTOR, MIN_DEPTH)
     lists: dict[str, list[str]] = {}
@@ -137,8 +136,19 @@ def retrieve(query: Query, settings: Settings, context: ConversationContext | No
     return RetrievalResult(hits=fuse(lists, cfg.rrf_k, cfg.top_k, cfg.max_chunks_per_page), query_vector=vector), nearest
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
-    state.retrieval, nearest = retrieve(state.query, settings, state.context)
+class Retrieval:
+    """The stage: hybrid retrieval over the question's index, then, for a question that may
+    belong to another manual, each part's evidence in every manual ingested (routing)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        return step(state, self.settings, index)
+
+
+def step(state: PipelineState, settings: Settings, index: CorpusIndex) -> PipelineState:
+    state.retrieval, nearest = retrieve(state.query, settings, index, state.context)
     scoped, searched = state.query, state.retrieval
     if state.context is not None and state.context.kind == "follow_up":
         # A follow-up is routed on its own words (its topic was routed in its own turn); an
@@ -146,7 +156,7 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
         scoped = state.query.model_copy(update={"question": state.context.asked})
         # nor is it routed on the searched question's vector (its topic's meaning)
         searched = state.retrieval.model_copy(update={"query_vector": []})
-    parts = evidence_by_part(scoped, searched, settings, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
+    parts = evidence_by_part(scoped, searched, settings, index, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
     # what routing found; whether it refuses (every part routed) is decided after the stage
     state.routes, state.findings.routing = scope.route(scoped.question, parts, state.query.manual)
     routed = {r.part for r in state.routes}
@@ -158,7 +168,7 @@ def step(state: PipelineState, settings: Settings) -> PipelineState:
         situation = scope.situation(state.query.question)
         searched = " ".join([situation, *(p for p in rest if situation not in p)]).strip()
         state.query = state.query.model_copy(update={"question": searched, "asked": state.query.question})
-        state.retrieval, _ = retrieve(state.query, settings, state.context)
+        state.retrieval, _ = retrieve(state.query, settings, index, state.context)
     return state
 
 
@@ -218,7 +228,8 @@ def has_vectors(index: CorpusIndex) -> bool:
 
 def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
     """The other manuals ingested in the data dir, embedded with the home manual's model:
-    cosines from two different embedders would not compare."""
+    cosines from two different embedders would not compare. (Their indexes, opened here for
+    the routing evidence only: the question is answered from ``home``, its own.)"""
     found = []
     for manual in ingested_manuals(settings):
         if manual == home.manual:
@@ -233,10 +244,10 @@ def other_manuals(settings: Settings, home: CorpusIndex) -> list[CorpusIndex]:
 
 
 def evidence_by_part(
-    query: Query, retrieved: RetrievalResult, settings: Settings, nearest: Nearest | None = None
+    query: Query, retrieved: RetrievalResult, settings: Settings, home: CorpusIndex, nearest: Nearest | None = None
 ) -> list[tuple[str, dict[str, ManualEvidence]]]:
-    """Each manual's evidence for each asking part of the question ([] with no other manual)."""
-    home = CorpusIndex.open(settings, query.manual)
+    """Each manual's evidence for each asking part of the question ([] with no other manual);
+    ``home``: the question's own index."""
     others = other_manuals(settings, home)
     if not others:
         return []

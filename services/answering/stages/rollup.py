@@ -35,8 +35,8 @@ def page_window(page: list[Chunk], scores: dict[str, float], limit: int, direct:
     return [best] + [c for c in page if c.id != best.id]
 
 
-def rollup(query: Query, expansion: ExpansionResult, settings: Settings) -> RollupResult:
-    index = CorpusIndex.open(settings, query.manual)
+def rollup(query: Query, expansion: ExpansionResult, settings: Settings, index: CorpusIndex) -> RollupResult:
+    del query  # the hits name their chunks; the index holds their pages
     cfg = settings.rollup
     scores: dict[str, float] = {}
     direct: set[str] = set()
@@ -59,7 +59,13 @@ def rollup(query: Query, expansion: ExpansionResult, settings: Settings) -> Roll
     return RollupResult(pages=bundles)
 
 
-def step(state: PipelineState, settings: Settings) -> PipelineState:
-    assert state.expansion is not None
-    state.rollup = rollup(state.query, state.expansion, settings)
-    return state
+class Rollup:
+    """The stage: the hits grouped by page, each page whole (or windowed), best page first."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        assert state.expansion is not None
+        state.rollup = rollup(state.query, state.expansion, self.settings, index)
+        return state

@@ -21,8 +21,19 @@ from services.answering.refusals.stale import stale_evidence
 from services.text.terms import corpus_stats
 
 
-def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
-    state = _select(state, settings, provider)
+class Selection:
+    """The stage: the provider keeps the pages that could answer; then what they lack."""
+
+    def __init__(self, settings: Settings, provider: Provider) -> None:
+        self.settings = settings
+        self.provider = provider
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        return step(state, self.settings, self.provider, index)
+
+
+def step(state: PipelineState, settings: Settings, provider: Provider, index: CorpusIndex) -> PipelineState:
+    state = _select(state, settings, provider, index)
     # No later stage reads the candidates' texts (the kept pages travel in state.selection):
     # drop them so the envelope crossing the remaining Celery hops stays small.
     assert state.rollup is not None
@@ -30,19 +41,19 @@ def step(state: PipelineState, settings: Settings, provider: Provider) -> Pipeli
     return state
 
 
-def _select(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
+def _select(state: PipelineState, settings: Settings, provider: Provider, index: CorpusIndex) -> PipelineState:
+    del settings  # the provider was built with them
     assert state.rollup is not None
     query = state.query
     if not state.rollup.pages:
         state.selection = None
         state.findings.selection = SelectionFinding()  # nothing in the manual matches
         return state
-    index = CorpusIndex.open(settings, query.manual)
     vector = state.retrieval.query_vector if state.retrieval is not None else []
     asked = state.context.asked if state.context is not None else ""
     context = state.context
     subject = {"carried": context.carried_sections, "linked": context.linked_sections} if context is not None else {}
-    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, **subject))
+    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, **subject), index)
     state.selection = selection
     found = SelectionFinding(candidates=[p.section_id for p in state.rollup.pages], kept=[p.section_id for p in selection.pages])
     state.findings.selection = found

@@ -18,16 +18,27 @@ from services.text.terms import query_terms, terms
 from services.providers.base import paragraphs_of
 
 
-def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:
+class Stitching:
+    """The stage: the provider drafts the answer from the selected pages; then the conflict check."""
+
+    def __init__(self, settings: Settings, provider: Provider) -> None:
+        self.settings = settings
+        self.provider = provider
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        return step(state, self.settings, self.provider, index)
+
+
+def step(state: PipelineState, settings: Settings, provider: Provider, index: CorpusIndex) -> PipelineState:
+    del settings  # the provider was built with them
     assert state.selection is not None
     vector = state.retrieval.query_vector if state.retrieval is not None else []
-    draft = provider.stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector))
+    draft = provider.stitch(StitchRequest(query=state.query, selection=state.selection, query_vector=vector), index)
     state.draft = draft
     found = StitchingFinding(searched=[p.section_id for p in state.selection.pages], claims=len(draft.sentences))
     state.findings.stitching = found
     if not draft.sentences or not could_conflict(state.query.question):
         return state  # no claim to compare, or (most questions) no figure asked: no need to read every page for its case
-    index = CorpusIndex.open(settings, state.query.manual)
     examples = frozenset(
         p.id
         for page in state.selection.pages

@@ -30,9 +30,10 @@ from services.providers.base import Provider, VerifyRequest, enforce, paragraphs
 from services.text.figures import checkable_facts
 from services.text.sentences import statements
 from services.text.terms import has_negation, terms
+from shared.index import CorpusIndex
 
 __all__ = [
-    "check_claim", "key_terms", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step",
+    "check_claim", "key_terms", "paragraphs_of", "headings_of", "faithfulness", "verify", "enforce", "step", "Verification",
 ]
 
 QUOTED = "quoted"  # the reason given to a verbatim quote
@@ -158,6 +159,18 @@ def verify(query: Query, draft: Draft, selection: SelectionResult, settings: Set
         verdict, reason = check_claim(s.text, [allowed[c] for c in s.citations], [headings[c] for c in s.citations if c in headings])
         out.append(Sentence(**s.model_dump(), verdict=verdict, reason=reason))
     return out
+
+
+class Verification:
+    """The stage: every claim checked against what it cites; the provider's verdicts held to that."""
+
+    def __init__(self, settings: Settings, provider: Provider) -> None:
+        self.settings = settings
+        self.provider = provider
+
+    def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
+        del index  # the claims are checked against the selected pages the state carries
+        return step(state, self.settings, self.provider)
 
 
 def step(state: PipelineState, settings: Settings, provider: Provider) -> PipelineState:

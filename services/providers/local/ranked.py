@@ -14,17 +14,19 @@ from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.pipeline import Query, SelectionResult
 from services.providers.local.claims import best_per_page
 from services.providers.local.readable import quotable
+from services.ranking.model import RankerModel
 from services.ranking.passage_features import featured_units, unit_matrix
-from services.ranking.rankers import passage_model
+from shared.index import CorpusIndex
 from services.text.units import Unit
 
 
-def score_units(query: Query, selection: SelectionResult, settings: Settings, vector: np.ndarray | None) -> list[Unit]:
+def score_units(
+    query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, model: RankerModel, vector: np.ndarray | None
+) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages, scored: the passage
-    ranker's probability that it states what answers the question."""
-    units = featured_units(query, selection, settings, vector)
+    ranker ``model``'s probability that it states what answers the question."""
+    units = featured_units(query, selection, settings, index, vector)
     if units:
-        model = passage_model(settings)
         scores = model.probability(model.score(unit_matrix(units)))
         for unit, score in zip(units, scores, strict=True):
             unit.score = float(score)

@@ -21,7 +21,6 @@ from shared.index import CorpusIndex
 from services.ranking.page_features import NO_SUBJECT, ConversationSubject, PageSignals, page_signals, page_terms, page_title
 from services.text.question import coverage, question_weights, sub_questions
 from services.ranking.model import RankerModel
-from services.ranking.rankers import page_ranker
 from services.text.question import employment_tie
 from services.text.terms import corpus_stats, terms
 
@@ -51,22 +50,28 @@ def rank_pages(signals: list[PageSignals], model: RankerModel) -> list[PageScore
 
 
 def score_pages(
-    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+    query: Query,
+    rollup: RollupResult,
+    settings: Settings,
+    index: CorpusIndex,
+    model: RankerModel,
+    carried_vector: list[float],
+    asked: str = "",
+    subject: ConversationSubject = NO_SUBJECT,
 ) -> list[PageScore]:
-    """Each candidate page scored by the page ranker; ``asked``: the person's own words this
-    turn, when the query reads more (a follow-up read with its subject); ``subject``: a
-    follow-up's conversation."""
-    return rank_pages(page_signals(query, rollup.pages, settings, carried_vector, asked, subject), page_ranker(settings))
+    """Each candidate page scored by the page ranker ``model``; ``asked``: the person's own
+    words this turn, when the query reads more (a follow-up read with its subject);
+    ``subject``: a follow-up's conversation."""
+    return rank_pages(page_signals(query, rollup.pages, settings, index, carried_vector, asked, subject), model)
 
 
-def part_pages(query: Query, candidates: list[PageScore], settings: Settings) -> list[PageScore]:
+def part_pages(query: Query, candidates: list[PageScore], settings: Settings, index: CorpusIndex) -> list[PageScore]:
     """A question in parts ("how is it worked out, and what rate applies for 2014-15?") needs
     a page for each: of the candidates, the one that best covers each part's own words."""
     tuning = settings.selection.local
     parts = sub_questions(query.question)
     if len(parts) < 2 or not candidates:
         return []
-    index = CorpusIndex.open(settings, query.manual)
     stats = corpus_stats(index)
     # each candidate's words once, whatever the number of parts
     words = [(s, page_terms(s.bundle), set(terms(page_title(index, s.bundle.section_id)))) for s in candidates]
@@ -99,10 +104,18 @@ def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool
 
 
 def select(
-    query: Query, rollup: RollupResult, settings: Settings, carried_vector: list[float], asked: str = "", subject: ConversationSubject = NO_SUBJECT
+    query: Query,
+    rollup: RollupResult,
+    settings: Settings,
+    index: CorpusIndex,
+    model: RankerModel,
+    carried_vector: list[float],
+    asked: str = "",
+    subject: ConversationSubject = NO_SUBJECT,
 ) -> SelectionResult:
+    """The pages kept to answer from (``model``: the page ranker, loaded once by the provider)."""
     tuning = settings.selection.local
-    scored = score_pages(query, rollup, settings, carried_vector, asked, subject)
+    scored = score_pages(query, rollup, settings, index, model, carried_vector, asked, subject)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)
@@ -111,7 +124,7 @@ def select(
     if not on_topic(query.question, scored, settings):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
-    threshold = page_ranker(settings).answering_threshold
+    threshold = model.answering_threshold
     if by_rel[0].title_match >= settings.retrieval.title_match_floor:
         # The question restates the best page's title: it asks about that page, and a page that
         # merely shares its words (whose sentences may outscore the page's own) is no answer;
@@ -124,10 +137,9 @@ def select(
         # best; links and figures for a rate question are the ranker's features, no floors of their own
         floor = min(tuning.keep_ratio * best, threshold)
         kept = [s for s in by_rel if s.relevance >= floor][: tuning.max_pages]
-        for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings):
+        for top in part_pages(query, [s for s in by_rel if s.relevance >= tuning.part_ratio * best], settings, index):
             if top not in kept:
                 kept = [*kept[: tuning.max_pages - 1], top] if len(kept) >= tuning.max_pages else [*kept, top]
-    index = CorpusIndex.open(settings, query.manual)
     if query.focus:
         kept = focused(query.focus, kept, scored, index, settings)
     kept_ids = {s.bundle.section_id for s in kept}

@@ -23,17 +23,19 @@ from shared.meaning import question_vector
 from services.providers.local.answer_part import answer_part
 from services.providers.local.detail import detail_part
 from services.providers.local.ranked import rank_units, score_units
+from services.ranking.model import RankerModel
 from services.text.question import question_kind
 
 
-def stitch(query: Query, selection: SelectionResult, settings: Settings, carried_vector: list[float]) -> Draft:
+def stitch(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, model: RankerModel, carried_vector: list[float]) -> Draft:
     """The answer part: the best-scoring unit first (scored for the kind of thing the question
     asks), then what else scores near it, in the manual's order, within the answer shape; then
     the detail, the next units above its floor, so that the whole reply stays within
-    ``stitching.local.reply_words``. No quotable unit: an empty draft (the verifier refuses)."""
+    ``stitching.local.reply_words``. No quotable unit: an empty draft (the verifier refuses).
+    ``model``: the passage ranker, loaded once by the provider."""
     tuning = settings.stitching.local
-    vector = question_vector(CorpusIndex.open(settings, query.manual), query.question, carried_vector) if settings.retrieval.use_vectors else None
-    pool = rank_units(score_units(query, selection, settings, vector), tuning)
+    vector = question_vector(index, query.question, carried_vector) if settings.retrieval.use_vectors else None
+    pool = rank_units(score_units(query, selection, settings, index, model, vector), tuning)
     if pool is None:
         return Draft(sentences=[])
     answer = answer_part(pool, question_kind(query.question), tuning, settings.stitching.shape)

@@ -23,6 +23,7 @@ from services.answering.refusals import decide
 from services.text.terms import STOPWORDS
 from shared.contracts.api import Refusal
 from shared.contracts.refusals import ManualEvidence, PageRef, Route
+from shared.index import CorpusIndex
 
 
 # The scope guard and routing say what they found; the refusal module says whether that
@@ -396,7 +397,7 @@ def test_a_follow_up_is_routed_on_its_own_words_and_their_own_embedding(corpus_d
     asked = "And if I were self-employed and moved my business premises, could I deduct the moving costs from my profits?"
     searched = f"My employer is moving me to its London office and will pay my removal costs. {asked}"
     state = PipelineState(query=Query(id="q", question=searched, manual=EIM), context=ConversationContext(kind="follow_up", asked=asked))
-    state = retrieval.step(state, settings)
+    state = retrieval.step(state, settings, CorpusIndex.open(settings))
     refusal = decide.refusal(state, settings)
     assert [r.manual for r in state.routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
     assert state.routes[0].part == asked

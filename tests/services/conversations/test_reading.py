@@ -12,6 +12,8 @@ from services.runtime.question_store import MemoryStore, wait_result
 from shared.config import Settings
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, PendingTurn
 from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult
+from services.answering.pipeline import answering_for
+from shared.index import CorpusIndex
 
 MILEAGE = "How much can my employer pay me per mile, tax free, when I drive my own car on business trips?"
 
@@ -35,7 +37,7 @@ def earlier(slice_settings):
     ],
 )
 def test_follow_up_or_new_subject(earlier, slice_settings, question, kind):
-    searched, context = read_turn(ConversationQuestion(question=question), earlier, slice_settings)
+    searched, context = read_turn(ConversationQuestion(question=question), earlier, slice_settings, answering_for(slice_settings).open)
     assert context.kind == kind and context.asked == question
     if kind == "follow_up":
         assert context.reasons and searched == f"{question} {MILEAGE}"
@@ -199,7 +201,7 @@ def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
 def test_a_follow_up_also_carries_the_pages_its_subjects_cited_pages_link_to(earlier, slice_settings):
     from shared.index import CorpusIndex  # noqa: PLC0415
 
-    _, context = read_turn(ConversationQuestion(question="And for a motorcycle?"), earlier, slice_settings)
+    _, context = read_turn(ConversationQuestion(question="And for a motorcycle?"), earlier, slice_settings, answering_for(slice_settings).open)
     index = CorpusIndex.open(slice_settings, "employment-income-manual")
     cited = {c.section_id for c in earlier[0].citations if any(c.paragraph_id in s.citations for s in earlier[0].answer.sentences if s.role == "answer")}
     one_hop = {x.target_section for s in cited for x in index.xrefs_from(s) if x.target_section in index.pages}
@@ -222,7 +224,7 @@ def test_of_two_sentences_naming_the_condition_the_one_closest_in_meaning_to_the
         state.draft = Draft(
             sentences=[_sentence("The limit for this one is set by statute.", far.paragraphs[0].id), _sentence("The limit for that one is set by statute.", near.paragraphs[0].id)]
         )
-        follow_up_step(state, slice_settings)
+        follow_up_step(state, slice_settings, index)
         assert state.draft.sentences[0].citations == [near.paragraphs[0].id]  # both name 'limit': meaning settles it
 
 
@@ -237,7 +239,7 @@ def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_i
     state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
     state.selection = SelectionResult(pages=[page], dropped=[])
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
-    follow_up_step(state, slice_settings)
+    follow_up_step(state, slice_settings, index)
     lead = [s for s in state.draft.sentences if s.role == "answer"][:2]
     # the sentence naming the condition joins with the sentence before it in its paragraph
     # ('... therefore counted more than once ...' leans on it), in the manual's order
@@ -246,11 +248,11 @@ def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_i
     # a paragraph sentence the draft already quotes inside a longer claim is not quoted again
     first = lead[0].text
     state.draft = Draft(sentences=[_sentence(f"{first} More follows.", page.chunks[0].paragraphs[0].id)])
-    follow_up_step(state, slice_settings)
+    follow_up_step(state, slice_settings, index)
     assert not any(s.text == first for s in state.draft.sentences) and "simultaneously" in state.draft.sentences[0].text
     context.linked_sections = []  # not a page of the subject: nothing joins
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
-    follow_up_step(state, slice_settings)
+    follow_up_step(state, slice_settings, index)
     assert [s.text for s in state.draft.sentences] == ["Payments are made for passengers."]
 
 
@@ -289,11 +291,11 @@ def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_di
     asked = "And in my own practice as a self-employed barrister, can I deduct what I spend replacing my wig and gown from my fees?"
     context = ConversationContext(kind="follow_up", asked=asked, topic=topic, carried_sections=["EIM68610"])
     state = PipelineState(query=Query(id="x", question=f"{asked} {topic}", manual=eim), context=context)
-    state = retrieval.step(state, settings)
+    state = retrieval.step(state, settings, CorpusIndex.open(settings))
     refusal = decide.refusal(state, settings)  # retrieval found the routes; the refusal module decides
     assert refusal is not None and refusal.category == "out_of_scope"
     assert [r.manual for r in state.routes] == [bim]
-    alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings)
+    alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings, CorpusIndex.open(settings, eim))
     # the evidence is the follow-up's own words', as if asked alone (not the topic's meaning)
     assert [(r.manual, round(r.score, 6)) for r in state.routes] == [(r.manual, round(r.score, 6)) for r in alone.routes]
 

@@ -67,6 +67,7 @@ def test_the_context_crosses_a_celery_hop_in_the_message(slice_settings):
     from services.answering.pipeline import STAGES, run_stage, stages_through  # noqa: PLC0415
     from services.runtime.question_store import MemoryStore, wait_result  # noqa: PLC0415
     from shared.contracts.conversation import PendingTurn  # noqa: PLC0415
+    from shared.index import CorpusIndex  # noqa: PLC0415
 
     state = new_turn_state(ConversationQuestion(question=MILEAGE), [], slice_settings)
     pending = PendingTurn(turn=1, question_id=state.query.id, question=MILEAGE, follow_up=follow_up_info(state))
@@ -76,7 +77,7 @@ def test_the_context_crosses_a_celery_hop_in_the_message(slice_settings):
     assert follow.context is not None and follow.context.kind == "follow_up" and follow.context.carried_sections
     for stage in stages_through("selection"):  # through selection: page bundles travel as ids from here on
         follow = run_stage(stage, follow, slice_settings)
-    arrived = rebuild(WireState.model_validate_json(encode(follow, slice_settings)), slice_settings)
+    arrived = rebuild(WireState.model_validate_json(encode(follow, slice_settings)), CorpusIndex.open(slice_settings, follow.query.manual))
     assert arrived.context == follow.context and arrived.query == follow.query
 
 

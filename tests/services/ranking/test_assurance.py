@@ -57,7 +57,7 @@ def test_below_the_threshold_an_answer_may_not_answer_and_no_claim_says_it_does(
     settings = slice_settings.model_copy(deep=True)
     settings.stitching.answers_model = _model_on_best_page(tmp_path, threshold=0.5)
     state = PipelineState(query=Query(id="q", question=QUESTION, manual=settings.manual), selection=_selection(best, 0.1), draft=_draft())
-    state = marks.step(state, settings)
+    state = marks.Marks(settings).run(state, CorpusIndex.open(settings, settings.manual))
     assert state.draft.may_not_answer is unsure
     assert state.draft.confidence == pytest.approx(1 / (1 + np.exp(-10 * (best - 0.5))), abs=0.01)
     lead = state.draft.sentences[0]

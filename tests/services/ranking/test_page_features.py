@@ -27,7 +27,7 @@ def pages(
     scores = scores or [1.0 - 0.1 * i for i in range(len(section_ids))]
     bundles = [PageBundle(section_id=s, score=x, chunks=index.page_chunks(s)) for s, x in zip(section_ids, scores, strict=True)]
     query = Query(id="test", question=question, manual=settings.manual)
-    return {p.section_id: p for p in page_contexts(query, bundles, settings, [], asked, subject)}
+    return {p.section_id: p for p in page_contexts(query, bundles, settings, CorpusIndex.open(settings), [], asked, subject)}
 
 
 def feature(name: str, page: PageContext) -> float:
@@ -51,9 +51,9 @@ def test_page_signals_rows_are_the_extractors_matrix_of_the_same_pages(slice_set
     index = CorpusIndex.open(slice_settings)
     bundles = [PageBundle(section_id=s, score=1.0 - 0.1 * i, chunks=index.page_chunks(s)) for i, s in enumerate(("EIM26140", "EIM26142", "EIM31240"))]
     query = Query(id="test", question=SMALL_LOANS, manual=slice_settings.manual)
-    served = np.stack([s.features for s in page_signals(query, bundles, slice_settings, [])])
+    served = np.stack([s.features for s in page_signals(query, bundles, slice_settings, CorpusIndex.open(slice_settings), [])])
     assert served.shape == (3, len(PAGE_FEATURES))
-    assert served.tobytes() == PAGE_EXTRACTOR.matrix(page_contexts(query, bundles, slice_settings, [])).tobytes()
+    assert served.tobytes() == PAGE_EXTRACTOR.matrix(page_contexts(query, bundles, slice_settings, CorpusIndex.open(slice_settings), [])).tobytes()
 
 
 # ---- meaning --------------------------------------------------------------------------------

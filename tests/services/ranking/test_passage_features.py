@@ -30,7 +30,7 @@ def units(settings: Settings, question: str, *section_ids: str, vectors: bool = 
     """Every quotable unit of the pages ``section_ids`` (selected in that order) as the passage features read it."""
     query = Query(id="test", question=question, manual=settings.manual)
     vector = question_vector(CorpusIndex.open(settings), question, []) if vectors else None
-    return list(unit_contexts(query, _selection(settings, section_ids), settings, vector))
+    return list(unit_contexts(query, _selection(settings, section_ids), settings, CorpusIndex.open(settings), vector))
 
 
 def unit(found: list[UnitContext], starts: str, page: str | None = None) -> UnitContext:
@@ -57,8 +57,8 @@ def test_featured_units_carry_the_extractors_values_and_the_matrix_reads_them_in
     query = Query(id="test", question=SMALL_LOANS, manual=slice_settings.manual)
     vector = question_vector(CorpusIndex.open(slice_settings), SMALL_LOANS, [])
     selection = _selection(slice_settings, ("EIM26140", "EIM26142"))
-    featured = featured_units(query, selection, slice_settings, vector)
-    contexts = list(unit_contexts(query, _selection(slice_settings, ("EIM26140", "EIM26142")), slice_settings, vector))
+    featured = featured_units(query, selection, slice_settings, CorpusIndex.open(slice_settings), vector)
+    contexts = list(unit_contexts(query, _selection(slice_settings, ("EIM26140", "EIM26142")), slice_settings, CorpusIndex.open(slice_settings), vector))
     assert [u.text for u in featured] == [c.unit.text for c in contexts]
     assert [list(u.features) for u in featured] == [list(UNIT_FEATURES)] * len(featured)
     assert unit_matrix(featured).tobytes() == UNIT_EXTRACTOR.matrix(contexts).tobytes()

@@ -45,13 +45,13 @@ def stages_run(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from services.answering import pipeline  # noqa: PLC0415
 
     ran: list[str] = []
-    real = pipeline.run_stage
+    real = pipeline.Answering.run_stage
 
-    def spy(stage, state, settings):  # noqa: ANN001, ANN202
+    def spy(self, stage, state, index):  # noqa: ANN001, ANN202
         ran.append(stage.name)
-        return real(stage, state, settings)
+        return real(self, stage, state, index)
 
-    monkeypatch.setattr(pipeline, "run_stage", spy)
+    monkeypatch.setattr(pipeline.Answering, "run_stage", spy)
     return ran
 
 

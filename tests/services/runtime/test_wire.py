@@ -15,6 +15,7 @@ from services.errors import IndexChanged, as_info, from_info
 from services.answering.pipeline import STAGES, new_state, run_stage
 from services.runtime.question_store import MemoryStore
 from services.runtime.wire import WireState, encode, rebuild
+from shared.index import CorpusIndex
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest
 from shared.contracts.pipeline import PipelineState
@@ -25,9 +26,14 @@ from tests.services.answering.stages.test_stages_slice import state_after
 MILEAGE = QUESTIONS[0]
 
 
+def received(wire: WireState, settings: Settings) -> PipelineState:
+    """The state a receiving worker rebuilds from its own (now serving) index."""
+    return rebuild(wire, CorpusIndex.open(settings, wire.query.manual))
+
+
 def hop(state: PipelineState, settings: Settings) -> PipelineState:
     """What the next worker receives (same process, so the same index)."""
-    return rebuild(WireState.model_validate_json(encode(state, settings)), settings)
+    return received(WireState.model_validate_json(encode(state, settings)), settings)
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
@@ -56,7 +62,7 @@ def test_a_chunk_missing_from_the_receivers_index_is_a_typed_error(slice_setting
     wire = WireState.model_validate_json(encode(state_after(MILEAGE, slice_settings, "rollup"), slice_settings))
     wire.rollup_chunk_ids[0][0] = "EIM99999#c0"
     with pytest.raises(IndexChanged, match="EIM99999#c0"):
-        rebuild(wire, slice_settings)
+        received(wire, slice_settings)
 
 
 def test_a_worker_records_the_typed_error_for_the_client(slice_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,13 +92,13 @@ def test_a_generation_swap_between_two_workers_never_passes_other_chunks_off(
     # The ranked pages' ids now name other text (or nothing): the receiver refuses the ids.
     run_ingest(settings, str(corpus_dir), EIM, sections={"EIM31330"})
     with pytest.raises(IndexChanged, match="changed generation"):
-        rebuild(WireState.model_validate_json(sent), settings)
+        received(WireState.model_validate_json(sent), settings)
 
     # A sender whose stages ran on the old generation sends the chunks whole: the receiver
     # gets them as ranked, whatever its index now holds.
     late = encode(ranked, settings)
     assert WireState.model_validate_json(late).generation is None
-    assert rebuild(WireState.model_validate_json(late), settings).model_dump_json() == ranked.model_dump_json()
+    assert received(WireState.model_validate_json(late), settings).model_dump_json() == ranked.model_dump_json()
 
 
 def test_unchanged_chunks_of_a_newer_generation_still_travel_as_ids(tmp_path: Path, corpus_dir: Path, settings_for) -> None:  # noqa: ANN001
@@ -102,4 +108,4 @@ def test_unchanged_chunks_of_a_newer_generation_still_travel_as_ids(tmp_path: Pa
     run_ingest(settings, str(corpus_dir), EIM, sections={"EIM31240", "EIM31230"})  # same pages, new generation
     sent = encode(ranked, settings)
     assert WireState.model_validate_json(sent).generation is not None
-    assert rebuild(WireState.model_validate_json(sent), settings).model_dump_json() == ranked.model_dump_json()
+    assert received(WireState.model_validate_json(sent), settings).model_dump_json() == ranked.model_dump_json()

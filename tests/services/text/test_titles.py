@@ -62,8 +62,8 @@ def test_retrieval_searches_the_titles_a_question_restates_and_only_those(slice_
     assert title_chunks(index, restating, 1.01, 50) == []
     query = Query(id="q", question=restating, manual=slice_settings.manual)
     off = slice_settings.model_copy(update={"retrieval": slice_settings.retrieval.model_copy(update={"use_titles": False})})
-    with_titles = {h.chunk_id: h.score for h in retrieve(query, slice_settings)[0].hits}
-    without = {h.chunk_id: h.score for h in retrieve(query, off)[0].hits}
+    with_titles = {h.chunk_id: h.score for h in retrieve(query, slice_settings, CorpusIndex.open(slice_settings))[0].hits}
+    without = {h.chunk_id: h.score for h in retrieve(query, off, CorpusIndex.open(off))[0].hits}
     # the page opening gains the title list's first place in the fusion
     gain = 1 / (slice_settings.retrieval.rrf_k + 1)
     assert with_titles["EIM26140#c0"] == pytest.approx(without.get("EIM26140#c0", 0.0) + gain)

@@ -42,7 +42,7 @@ def state_after(question: str, settings: Settings, upto: str) -> PipelineState:
 
 
 def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> None:
-    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings)
+    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings, CorpusIndex.open(slice_settings))
     assert 0 < len(result.hits) <= slice_settings.retrieval.top_k
     assert len(result.query_vector) == 384
     scores = [h.score for h in result.hits]
@@ -58,7 +58,7 @@ def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> 
 @pytest.mark.parametrize("flag, source", [("use_bm25", "vector"), ("use_vectors", "bm25")])
 def test_retrieval_single_list_variants(slice_settings: Settings, flag: str, source: str) -> None:
     settings = _variant(slice_settings, retrieval={flag: False})
-    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=settings.manual), settings)
+    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=settings.manual), settings, CorpusIndex.open(settings))
     assert result.hits and {h.source for h in result.hits} == {source}
     assert (result.query_vector == []) == (source == "bm25")
 
@@ -68,7 +68,7 @@ def test_retrieval_single_list_variants(slice_settings: Settings, flag: str, sou
 
 def test_expansion_neighbours_rank_strictly_below_their_source(slice_settings: Settings) -> None:
     state = state_after(VAN, slice_settings, "retrieval")
-    expanded = expansion.expand(state.query, state.retrieval, slice_settings)
+    expanded = expansion.expand(state.query, state.retrieval, slice_settings, CorpusIndex.open(slice_settings))
     hits = {h.chunk_id: h for h in state.retrieval.hits}
     neighbours = [h for h in expanded.hits if h.chunk_id not in hits]
     assert neighbours, "the slice's van pages link to each other: expansion must bring some in"
@@ -87,21 +87,21 @@ def test_expansion_neighbours_rank_strictly_below_their_source(slice_settings: S
 def test_expansion_off_returns_the_hits(slice_settings: Settings) -> None:
     state = state_after(VAN, slice_settings, "retrieval")
     settings = _variant(slice_settings, expansion={"enabled": False})
-    assert expansion.expand(state.query, state.retrieval, settings).hits == state.retrieval.hits
+    assert expansion.expand(state.query, state.retrieval, settings, CorpusIndex.open(settings)).hits == state.retrieval.hits
 
 
 def test_rollup_whole_page_best_chunk_first_and_hit_only_variant(slice_settings: Settings) -> None:
     state = state_after(MILEAGE, slice_settings, "expansion")
     index = CorpusIndex.open(slice_settings)
     scores = {h.chunk_id: h.score for h in state.expansion.hits}
-    whole = rollup.rollup(state.query, state.expansion, slice_settings)
+    whole = rollup.rollup(state.query, state.expansion, slice_settings, CorpusIndex.open(slice_settings))
     for page in whole.pages:
         page_ids = [c.id for c in index.page_chunks(page.section_id)]
         assert len(page.chunks) == min(len(page_ids), slice_settings.rollup.max_chunks_per_page)
         best = max((c for c in page.chunks if c.id in scores), key=lambda c: scores[c.id])
         assert page.chunks[0].id == best.id
     assert [p.score for p in whole.pages] == sorted((p.score for p in whole.pages), reverse=True)
-    hit_only = rollup.rollup(state.query, state.expansion, _variant(slice_settings, rollup={"whole_page": False}))
+    hit_only = rollup.rollup(state.query, state.expansion, _variant(slice_settings, rollup={"whole_page": False}), CorpusIndex.open(slice_settings))
     assert all(c.id in scores for p in hit_only.pages for c in p.chunks)
     assert sum(len(p.chunks) for p in hit_only.pages) < sum(len(p.chunks) for p in whole.pages)
 
@@ -133,16 +133,17 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     t = page_ranker(slice_settings).answering_threshold
     relevance = dict.fromkeys(mileage, t) | {"EIM22790": 0.4 * t, "EIM01500": 0.1 * t}
     monkeypatch.setattr(
-        selection, "score_pages", lambda query, rollup, settings, carried_vector, asked="", subject=None: [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
+        selection, "score_pages", lambda query, rollup, settings, index, model, carried_vector, asked="", subject=None: [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
     )
     query = Query(id="q", question=question, manual=slice_settings.manual)
     rollup_result = RollupResult(pages=list(bundles.values()))
     assert sub_questions(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
-    kept = [p.section_id for p in selection.select(query, rollup_result, slice_settings, []).pages]
+    model = page_ranker(slice_settings)
+    kept = [p.section_id for p in selection.select(query, rollup_result, slice_settings, index, model, []).pages]
     assert "EIM22790" in kept and "EIM01500" not in kept  # the van part's page; not a page below PART_RATIO
     # asked as one thing, the same scores keep the mileage pages only
     one_part = query.model_copy(update={"question": "Can my employer repay my business motoring costs in my own car or a works van tax-free?"})
-    assert [p.section_id for p in selection.select(one_part, rollup_result, slice_settings, []).pages] == mileage
+    assert [p.section_id for p in selection.select(one_part, rollup_result, slice_settings, index, model, []).pages] == mileage
 
 
 # ---- stitching and verification -----------------------------------------------------------

@@ -12,6 +12,8 @@ from services.providers.local.ranked import rank_units, score_units
 from services.providers.local.stitching import stitch
 from shared.config import DEFAULT_MANUAL, AnswerShape, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
+from shared.index import CorpusIndex
+from services.ranking.rankers import passage_model
 from shared.contracts.corpus import Chunk, Paragraph, section_of
 from shared.contracts.pipeline import PageBundle, Query, SelectionResult
 from tests.services.text.paragraphs import units_of
@@ -42,7 +44,7 @@ def test_the_answer_quotes_competing_lower_pages_and_leaves_the_others_to_the_de
         for stage in stages_through("stitching"):
             state = run_stage(stage, state, settings)
         vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)
-        best = best_per_page(score_units(state.query, state.selection, settings, vector))
+        best = best_per_page(score_units(state.query, state.selection, settings, CorpusIndex.open(settings), passage_model(settings), vector))
         pages = [p.section_id for p in state.selection.pages]
         answer = [s for s in state.draft.sentences if s.role == "answer"]
         lead_page = pages.index(section_of(answer[0].citations[0]))
@@ -72,7 +74,7 @@ def test_a_unit_longer_than_the_answers_hard_cap_never_leads_it(slice_settings) 
     )
     selection = SelectionResult(pages=[PageBundle(section_id="EIM99998", score=1.0, chunks=[chunk])], dropped=[])
     query = Query(id="q", question="Is computer equipment I keep when I leave a termination benefit?", manual=DEFAULT_MANUAL)
-    claims = stitch(query, selection, slice_settings, []).sentences
+    claims = stitch(query, selection, slice_settings, CorpusIndex.open(slice_settings), passage_model(slice_settings), []).sentences
     answer_part = [c for c in claims if c.role == "answer"]
     assert answer_part and all(len(c.text.split()) <= cap for c in answer_part)
     assert any(len(c.text.split()) > cap for c in claims if c.role == "detail")  # the long row is still there, in the detail
@@ -100,7 +102,7 @@ def test_a_page_that_opens_by_saying_its_rule_has_ended_is_never_quoted_without_
     settings = slice_settings.model_copy(deep=True)
     settings.retrieval.use_vectors = False
     query = Query(id="q", question="Is a free breakfast on cycle to work days exempt?", manual=DEFAULT_MANUAL)
-    draft = stitch(query, SelectionResult(pages=[_withdrawn_page("EIM9", opening)], dropped=[]), settings, [])
+    draft = stitch(query, SelectionResult(pages=[_withdrawn_page("EIM9", opening)], dropped=[]), settings, CorpusIndex.open(settings), passage_model(settings), [])
     answer = [s for s in draft.sentences if s.role == "answer"]
     assert any("free breakfast" in s.text for s in answer)
     assert (answer[0].text == opening) is quoted  # in the manual's order: the notice first
@@ -122,7 +124,7 @@ def test_a_worked_example_nobody_asked_for_is_left_to_the_detail(slice_settings:
     rule = _page("EIM8", "Employers can pay mileage allowance payments free of tax up to the approved amount.", "The approved amount for a car is 45p a mile for the first 10,000 business miles.")
     example = _page("EIM9", "Example", "G uses his own car for work and his employer pays him 45p a mile for 8,000 business miles, all of it free of tax.")
     query = Query(id="q", question=question, manual=DEFAULT_MANUAL)
-    draft = stitch(query, SelectionResult(pages=[rule, example], dropped=[]), settings, [])
+    draft = stitch(query, SelectionResult(pages=[rule, example], dropped=[]), settings, CorpusIndex.open(settings), passage_model(settings), [])
     answer_part = [c for s in draft.sentences if s.role == "answer" for c in s.citations]
     assert any(c.startswith("EIM8") for c in answer_part)
     assert any(c.startswith("EIM9") for c in answer_part) is example_in_answer
@@ -137,10 +139,10 @@ def test_the_answer_part_quotes_each_of_selections_first_pages_whatever_their_be
     first.score, second.score = 0.9, 0.02  # the page ranker's probabilities: the second page far behind
     query = Query(id="q", question="How much can my employer pay me per mile for my own car without tax?", manual=DEFAULT_MANUAL)
     selection = SelectionResult(pages=[first, second], dropped=[])
-    units = score_units(query, selection, settings, None)
+    units = score_units(query, selection, settings, CorpusIndex.open(settings), passage_model(settings), None)
     best = {rank: max(u.score for u in units if u.page_rank == rank) for rank in (0, 1)}
     assert best[1] < settings.stitching.local.relative_floor * best[0]  # its best unit falls under the answer's floor
-    draft = stitch(query, selection, settings, [])
+    draft = stitch(query, selection, settings, CorpusIndex.open(settings), passage_model(settings), [])
     answer_part = {c.split("#")[0] for s in draft.sentences if s.role == "answer" for c in s.citations}
     assert answer_part == {"EIM8", "EIM7"}  # selection ranked it among the first (quoted_pages): the answer quotes it
 

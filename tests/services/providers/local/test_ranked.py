@@ -13,6 +13,7 @@ from services.ranking.passage_features import UNIT_FEATURES, rate_table_rows
 from services.ranking.rankers import passage_model
 from shared.config import DEFAULT_MANUAL, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
+from shared.index import CorpusIndex
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.pipeline import PageBundle, Query, SelectionResult
 from tests.services.text.paragraphs import units_of
@@ -25,7 +26,7 @@ def test_each_unit_is_scored_by_the_passage_ranker_on_its_features(slice_setting
     for stage in stages_through("selection"):
         state = run_stage(stage, state, slice_settings)
     vector = np.asarray(state.retrieval.query_vector, dtype=np.float32)  # as retrieval carries it
-    units = score_units(state.query, state.selection, slice_settings, vector)
+    units = score_units(state.query, state.selection, slice_settings, CorpusIndex.open(slice_settings), passage_model(slice_settings), vector)
     model = passage_model(slice_settings)
     rows = np.array([[u.features[f] for f in UNIT_FEATURES] for u in units])
     assert [u.score for u in units] == pytest.approx(list(model.probability(model.score(rows))))
@@ -65,7 +66,7 @@ def test_pages_holding_only_a_list_intro_give_an_empty_draft_not_an_error(slice_
     )
     selection = SelectionResult(pages=[PageBundle(section_id="EIM99999", score=1.0, chunks=[chunk])], dropped=[])
     query = Query(id="q", question="What does the guidance cover?", manual=DEFAULT_MANUAL)
-    assert stitch(query, selection, slice_settings, []).sentences == []
+    assert stitch(query, selection, slice_settings, CorpusIndex.open(slice_settings), passage_model(slice_settings), []).sentences == []
 
 
 def test_units_are_ranked_best_first_and_an_unquotable_one_sets_the_floor_but_is_never_quoted() -> None:

@@ -11,11 +11,17 @@ from services.ranking import page_features
 from services.ranking.page_features import PAGE_FEATURES, names_title_subject, page_signals
 from services.providers.local import selection
 from services.providers.local.selection import score_pages, select, similarity_floor
-from services.ranking.model import RankerModelError, default_path, load_ranker
+from services.ranking.model import RankerModel, RankerModelError, default_path, load_ranker
+from services.ranking.rankers import page_ranker
 from services.text.terms import terms
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.index import CorpusIndex
+
+
+def served(settings: Settings) -> tuple[CorpusIndex, RankerModel]:
+    """What the local provider gives selection: the question's index and its page ranker."""
+    return CorpusIndex.open(settings), page_ranker(settings)
 
 
 def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_more() -> None:
@@ -38,7 +44,7 @@ def test_an_example_page_ranks_near_the_top_only_when_the_question_asks_for_an_e
         state = new_state(QuestionRequest(question=question), slice_settings)
         for stage in stages_through("rollup"):
             state = run_stage(stage, state, slice_settings)
-        return [s.bundle.section_id for s in sorted(score_pages(state.query, state.rollup, slice_settings, state.retrieval.query_vector), key=lambda s: -s.relevance)]
+        return [s.bundle.section_id for s in sorted(score_pages(state.query, state.rollup, slice_settings, *served(slice_settings), state.retrieval.query_vector), key=lambda s: -s.relevance)]
 
     asked = ranking("Can you give an example of the small loans exemption?")
     plain = ranking("How does the small loans exemption work?")
@@ -57,17 +63,17 @@ def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # no
     for stage in stages_through("rollup"):
         state = run_stage(stage, state, slice_settings)
     vector = state.retrieval.query_vector
-    kept = select(state.query, state.rollup, slice_settings, vector).pages
+    kept = select(state.query, state.rollup, slice_settings, *served(slice_settings), vector).pages
     one = _tuned(slice_settings, max_pages=1)
-    assert len(kept) > 1 and [p.section_id for p in select(state.query, state.rollup, one, vector).pages] == [kept[0].section_id]
+    assert len(kept) > 1 and [p.section_id for p in select(state.query, state.rollup, one, *served(one), vector).pages] == [kept[0].section_id]
     off_topic = _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1, title_on_topic=1.01)
-    assert select(state.query, state.rollup, off_topic, vector).pages == []
+    assert select(state.query, state.rollup, off_topic, *served(off_topic), vector).pages == []
 
 
 def _features(settings: Settings, question: str, asked: str = "") -> dict[str, dict[str, float]]:
     """Each candidate page's features by name, as the ranker reads them."""
     state = _rollup(settings, question)
-    signals = page_signals(state.query, state.rollup.pages, settings, state.retrieval.query_vector, asked)
+    signals = page_signals(state.query, state.rollup.pages, settings, CorpusIndex.open(settings), state.retrieval.query_vector, asked)
     return {s.bundle.section_id: dict(zip(PAGE_FEATURES, s.features.tolist(), strict=True)) for s in signals}
 
 
@@ -115,11 +121,11 @@ def test_every_feature_is_computed_for_every_candidate_in_range(slice_settings) 
 
 def test_the_ranker_orders_the_pages_and_calibrates_a_probability_per_page(slice_settings) -> None:  # noqa: ANN001
     state = _rollup(slice_settings, "Is a staff Christmas party taxable?")
-    scored = score_pages(state.query, state.rollup, slice_settings, state.retrieval.query_vector)
+    scored = score_pages(state.query, state.rollup, slice_settings, *served(slice_settings), state.retrieval.query_vector)
     by_score = sorted(scored, key=lambda s: -s.score)
     assert [s.relevance for s in by_score] == sorted((s.relevance for s in scored), reverse=True)  # monotone calibration
     assert all(0.0 < s.relevance < 1.0 for s in scored)
-    kept = select(state.query, state.rollup, slice_settings, state.retrieval.query_vector).pages
+    kept = select(state.query, state.rollup, slice_settings, *served(slice_settings), state.retrieval.query_vector).pages
     assert kept[0].section_id == by_score[0].bundle.section_id
 
 
@@ -129,12 +135,12 @@ def test_a_model_file_with_other_features_stops_selection_with_a_typed_error(sli
     stale.write_text(model.model_copy(update={"features": [*model.features[:-1], "bm25_title"]}).model_dump_json())
     state = _rollup(slice_settings, "Is a staff Christmas party taxable?")
     with pytest.raises(RankerModelError, match="bm25_title"):
-        score_pages(state.query, state.rollup, _tuned(slice_settings, page_model=stale), state.retrieval.query_vector)
+        score_pages(state.query, state.rollup, _tuned(slice_settings, page_model=stale), *served(_tuned(slice_settings, page_model=stale)), state.retrieval.query_vector)
 
 
 def test_a_question_that_restates_a_page_title_ranks_that_page_first(slice_settings) -> None:  # noqa: ANN001
     state = _rollup(slice_settings, "What are the rules on Exemptions: small loans?")
-    scored = score_pages(state.query, state.rollup, slice_settings, state.retrieval.query_vector)
+    scored = score_pages(state.query, state.rollup, slice_settings, *served(slice_settings), state.retrieval.query_vector)
     assert max(scored, key=lambda s: s.score).bundle.section_id == "EIM26140"
     restated = {s.bundle.section_id: s.title_match for s in scored}
     assert restated["EIM26140"] == pytest.approx(1.0)  # "Exemptions: small loans"
@@ -149,7 +155,7 @@ def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(s
         state = new_state(QuestionRequest(question=question), settings)
         for stage in stages_through("rollup"):
             state = run_stage(stage, state, settings)
-        return [p.section_id for p in select(state.query, state.rollup, settings, state.retrieval.query_vector).pages]
+        return [p.section_id for p in select(state.query, state.rollup, settings, *served(settings), state.retrieval.query_vector).pages]
 
     unreachable = _tuned(slice_settings, min_similarity=1.1, min_similarity_tied=1.1)
     titled = "What are the rules on long service testimonial awards: form of qualifying awards?"
@@ -161,8 +167,8 @@ def test_a_question_in_a_pages_own_title_words_is_on_topic_whatever_the_cosine(s
 def test_a_question_restating_a_title_keeps_that_page_and_only_the_pages_close_to_it(slice_settings) -> None:  # noqa: ANN001
     state = _rollup(slice_settings, "What are the rules on Exemptions: small loans?")
     vector = state.retrieval.query_vector
-    scored = {s.bundle.section_id: s for s in score_pages(state.query, state.rollup, slice_settings, vector)}
-    kept = [p.section_id for p in select(state.query, state.rollup, slice_settings, vector).pages]
+    scored = {s.bundle.section_id: s for s in score_pages(state.query, state.rollup, slice_settings, *served(slice_settings), vector)}
+    kept = [p.section_id for p in select(state.query, state.rollup, slice_settings, *served(slice_settings), vector).pages]
     assert kept[0] == "EIM26140"
     best = scored["EIM26140"].relevance
     floor = slice_settings.retrieval.title_match_floor
@@ -170,7 +176,7 @@ def test_a_question_restating_a_title_keeps_that_page_and_only_the_pages_close_t
     assert all(scored[s].relevance >= ratio * best or scored[s].title_match >= floor for s in kept)
     # the same question, its title match out of reach: recall-greedy keeps the pages sharing its words
     unmatched = slice_settings.model_copy(update={"retrieval": slice_settings.retrieval.model_copy(update={"title_match_floor": 1.01})})
-    wider = [p.section_id for p in select(state.query, state.rollup, unmatched, vector).pages]
+    wider = [p.section_id for p in select(state.query, state.rollup, unmatched, *served(unmatched), vector).pages]
     assert set(kept) <= set(wider)
 
 
