@@ -8,7 +8,7 @@ from datetime import date
 from typing import NamedTuple
 
 from shared.contracts.corpus import Chunk, Paragraph
-from services.text.figures import period_start, years_named
+from services.text.figures import MONTH, MONTHS, TAX_YEAR, period_start, years_named
 from services.text.terms import terms
 
 
@@ -19,17 +19,15 @@ _NUM = re.compile(r"\d+(?:\.\d+)?")
 
 
 _DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 # "6 April 2010 - 5 April 2011", "From 1 January 2004", "January 2004 - ...", "2008/09", "2011-12 onwards"
-_WORDED_DATE = re.compile(rf"\b(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b", re.I)
+_WORDED_DATE = re.compile(rf"\b(?:(\d{{1,2}})\s+)?({MONTH})\s+((?:19|20)\d{{2}})\b", re.I)
 
 
 def _worded_date(m: re.Match[str]) -> date | None:
     try:
-        return date(int(m.group(3)), _MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
+        return date(int(m.group(3)), MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
     except ValueError:
         return None
-_TAX_YEAR_CELL = re.compile(r"^((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
 
 
 def _cell_date(cell: str) -> date | None:
@@ -43,7 +41,7 @@ def _cell_date(cell: str) -> date | None:
             return _worded_date(m)
     except ValueError:
         return None
-    if (m := _TAX_YEAR_CELL.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
+    if (m := TAX_YEAR.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
         return period_start(int(m.group(1)), tax_year=True)
     return None
 
@@ -105,33 +103,6 @@ def lookup_rows(rows: list[str], numbers: list[Measure], when: date | None = Non
         if best is not None:
             picked.add(best)
     return picked
-
-
-_AMOUNT = re.compile(r"\u00a3\s?(\d[\d,]*(?:\.\d+)?)\s?(k\b)?", re.I)
-
-
-def amounts(text: str) -> list[float]:
-    return [float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1) for m in _AMOUNT.finditer(text)]
-
-
-def near_amount(asked: list[float], stated: list[float]) -> bool:
-    """Whether the text states a different amount of the same order as one the asker gives."""
-    return any(a != b and 0.4 <= b / a <= 2.5 for a in asked if a > 0 for b in stated)
-
-
-# Words that make an amount a limit the asker's own is measured against ("does not exceed
-# £5,000", "the £30,000 threshold", "up to £150 a head", "the first £500").
-_LIMIT_WORDS = re.compile(
-    r"\b(?:exceeds?|exceeding|not more than|no more than|more than|less than|up to|at least|at most|limit|threshold|maximum|minimum|"
-    r"ceiling|cap(?:ped)?|first \u00a3|below|above|over|under)\b",
-    re.I,
-)
-
-
-def states_limit_near(asked: list[float], sentence: str) -> bool:
-    """Whether a sentence sets a limit of the same order as an amount the asker gives (a £3,600
-    loan against the £5,000 small-loans limit): the rule the asker's figure is measured against."""
-    return bool(asked) and bool(_LIMIT_WORDS.search(sentence)) and near_amount(asked, amounts(sentence))
 
 
 # Amounts, tax years and dates in a question are not the plain numbers a table is keyed by.

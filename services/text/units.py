@@ -11,7 +11,7 @@ from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.text.question import QuestionKind
 from services.text.tables import TERMINAL, continue_row, has_header, header_rows, is_figure, render_row, rows_of, states_nothing
-from services.text.figures import checkable_facts
+from services.text.figures import MONTH, checkable_facts, dated_fact
 from services.text.sentences import split_sentences
 
 
@@ -246,7 +246,7 @@ _RULING = re.compile(
     r"(?:can|cannot|may|may not|must not) (?:be |not be )?(?:claim|deduct|allow|permit|give|grant|treat)\w*|does not apply|must)\b",
     re.I,
 )
-_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
+_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} " + MONTH + r"\b", re.I)
 _DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
 # An illustration rather than the rule: a case the courts decided ("In Laidler v Perry
 # (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
@@ -261,7 +261,7 @@ DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also
 
 def years_only(facts: frozenset[str]) -> set[str]:
     """Tax years and dates among shared facts: a year in common does not make an example the asker's case."""
-    return {f for f in facts if re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", f)}
+    return {f for f in facts if dated_fact(f)}
 
 
 def is_illustration(text: str) -> bool:
@@ -287,7 +287,7 @@ def gives(kind: QuestionKind, text: str, facts: frozenset[str]) -> bool:
     if kind == "figure":
         return states_amount(text, facts)
     if kind == "date":
-        return bool(_TIME_LIMIT.search(text)) or any(re.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?", f) for f in facts)
+        return bool(_TIME_LIMIT.search(text)) or any(dated_fact(f) in ("tax_year", "date") for f in facts)
     if kind == "yes_no":
         return bool(_RULING.search(text))
     if kind == "definition":

@@ -1,5 +1,5 @@
-"""What a question asks for (a figure, today's figure) and the amounts a text states: read by
-the stale and conflict checks and by stitching's reading of the pages selection left out."""
+"""What a question asks for (a figure, today's figure): read by the stale and conflict checks.
+The amounts a text states are services/text/amounts.py's."""
 
 from __future__ import annotations
 
@@ -23,13 +23,6 @@ _NOW = re.compile(
     r"\b(?:this\s+(?:tax\s+)?year(?:'s)?|now|nowadays|these\s+days|current(?:ly)?|today(?:'s)?|at\s+(?:the\s+)?(?:moment|present)|(?:for|in)\s+the\s+coming\s+year)\b",
     re.I,
 )
-# An amount a rule states: pounds, pence or a percentage.
-_AMOUNT = re.compile(
-    r"(?:\u00a3|&#xA3;)\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|million)\b)?|(?<![\w.])\d+(?:\.\d+)?p\b|(?<![\w.])\d+(?:\.\d+)?\s?(?:%|per\s?cent\b)",
-    re.I,
-)
-
-
 def asks_for_figure(text: str) -> bool:
     return bool(_ASKS_FIGURE.search(text))
 
@@ -39,17 +32,3 @@ def asks_about_now(question: str) -> bool:
     year?"); "I drove 12,000 miles this year - how much can I claim?" does not: the time
     word is in a statement, not in what is asked."""
     return any(_NOW.search(c) and asks_for_figure(c) for c in clauses(question) if asks(c))
-
-
-def amounts(text: str) -> list[str]:
-    """The amounts a text states, normalised ('£5,000' -> '£5000', '45p', '21%')."""
-    out = []
-    for m in _AMOUNT.finditer(text.replace("&#xA3;", "\u00a3")):
-        a = re.sub(r"\s+|,", "", m.group(0)).lower().replace("percent", "%").replace("per", "")
-        out.append(a)
-    return out
-
-
-def kind(amount: str) -> str:
-    """pounds, percent or pence: only amounts of one kind compare."""
-    return "pounds" if amount.startswith("\u00a3") else "percent" if amount.endswith("%") else "pence"

@@ -19,7 +19,8 @@ from pydantic import BaseModel
 from shared.contracts.corpus import Paragraph, section_of
 from shared.contracts.pipeline import Draft, DraftSentence
 from shared.contracts.refusals import ConflictEvidence, ConflictOption, ConflictParagraph
-from services.answering.refusals.asking import amounts, asks_for_figure, kind
+from services.answering.refusals.asking import asks_for_figure
+from services.text.amounts import amounts, kind
 from services.text.figures import years_named
 from services.text.sentences import split_sentences
 from services.text.terms import query_terms, terms

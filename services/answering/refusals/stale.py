@@ -13,7 +13,8 @@ from datetime import date, datetime
 
 from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
 from shared.contracts.refusals import LatestFigure, PageRef, StaleEvidence
-from services.answering.refusals.asking import amounts, asks_about_now
+from services.answering.refusals.asking import asks_about_now
+from services.text.amounts import amounts
 from services.text.figures import period_start, years_named
 from services.text.sentences import statements
 from services.text.terms import query_terms, terms

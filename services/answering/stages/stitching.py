@@ -11,7 +11,7 @@ from shared.contracts.pipeline import Draft, DraftSentence, PipelineState, Selec
 from shared.contracts.refusals import StitchingFinding
 from shared.index import CorpusIndex
 from services.providers.base import Provider, StitchRequest
-from services.answering.refusals.asking import amounts
+from services.text.amounts import amounts
 from services.answering.refusals.conflict import Case, conflict_evidence, could_conflict, own_words
 from services.text.sentences import split_sentences
 from services.text.terms import query_terms, terms
