@@ -32,7 +32,7 @@ from services.ranking.extractor import Extractor, Feature
 from services.text.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_weights
 from services.text.amounts import pounds, states_limit_near
 from services.text.tables import Measure, lookup_date, lookup_numbers, table_lookup, title_covers, title_ended
-from services.text.units import EXAMPLE_TITLE, withdraws
+from services.text.units import names_example, withdraws
 from services.text.sentences import split_sentences
 from services.text.terms import corpus_stats, query_terms, terms
 from services.text.titles import FRAME_WORDS, TitleIndex, title_index
@@ -184,7 +184,7 @@ class PageContext:
         self.title_share = coverage(question.own, self.title_terms)
         self.restated = question.titles.match(question.title_weights, bundle.section_id)
         self.figures = has_figures(bundle.chunks)
-        self.example = bool(EXAMPLE_TITLE.search(title))
+        self.example = names_example(title)
 
 
 def _withdrawn(page: PageContext) -> float:

@@ -28,8 +28,8 @@ from services.text.amounts import near_amount, pounds
 from services.text.tables import Measure, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, rows_of
 from services.text.terms import corpus_stats, terms
 from services.text.units import (
-    DEPENDENT, EXAMPLE_TITLE, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label,
-    is_signpost, scored_text, states_rule, withdraws, years_only,
+    DEPENDENT, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label,
+    is_signpost, names_example, opens_example, scored_text, states_rule, under_example, withdraws, years_only,
 )
 
 
@@ -152,16 +152,16 @@ def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, ve
     for rank, bundle in enumerate(selection.pages):  # pages come best first from selection
         title = page_title(index, bundle.section_id)
         previous = title
-        example_page = bool(EXAMPLE_TITLE.search(title))
+        example_page = names_example(title)
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
             heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
             previous = chunk_heading
             cosine = max(chunk_similarity(index, chunk.id, vector), 0.0) if vector is not None else 0.0
             units = chunk_units(chunk, rank, question.tuning, heading)
-            in_example = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
+            in_example = example_page or under_example(chunk.heading_path[-2:])
             for unit in units:
-                if unit.paragraph.text.lstrip().lower().startswith("example"):
+                if opens_example(unit.paragraph.text):
                     in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
                 unit.example = in_example or is_illustration(unit.text)
             out.append(UnitChunk(question, bundle, rank, chunk, units, cosine))

@@ -9,13 +9,10 @@ from typing import NamedTuple
 
 from shared.contracts.corpus import Chunk, Paragraph
 from services.text.figures import MONTH, MONTHS, TAX_YEAR, period_start, years_named
-from services.text.terms import terms
+from services.text.terms import same_word, terms, words
 
 
 TERMINAL = re.compile(r"[.!?:;]['\")\u201d\u2019]*$")
-
-
-_NUM = re.compile(r"\d+(?:\.\d+)?")
 
 
 _DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
@@ -91,7 +88,7 @@ def lookup_rows(rows: list[str], numbers: list[Measure], when: date | None = Non
         best, best_key = None, None
         for i, row in enumerate(rows):
             first = row.split("|")[0].strip()
-            nums = [float(n) for n in _NUM.findall(first.replace(",", ""))] if first[:1].isdigit() else []
+            nums = [float(m.group(1)) for m in _MEASURE.finditer(first.replace(",", ""))] if first[:1].isdigit() else []
             if i == 0 or not nums:  # the header row, or a row not keyed by a number
                 continue
             low, high = nums[0], nums[-1]
@@ -113,13 +110,15 @@ _NOT_A_KEY = re.compile(
 )
 
 
-_NUM_UNIT = re.compile(rf"(\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
+# A number and the unit written after it, if any ("142g/km", "1,800 cc", "10,000"): a key
+# cell's numbers (its commas taken out) or a question's.
+_MEASURE = re.compile(rf"(\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
 
 
 def lookup_numbers(question: str) -> list[Measure]:
     """Plain numbers in a question that a table might be keyed by (not amounts, years or
     dates, not tiny), with their units: '142g/km' -> 142 g/km."""
-    found = (Measure(float(m.group(1).replace(",", "")), _unit(m.group(2) or "")) for m in _NUM_UNIT.finditer(_NOT_A_KEY.sub(" ", question)))
+    found = (Measure(float(m.group(1).replace(",", "")), _unit(m.group(2) or "")) for m in _MEASURE.finditer(_NOT_A_KEY.sub(" ", question)))
     return [m for m in found if 10 <= m.value < 1900]
 
 
@@ -252,10 +251,19 @@ def table_lookup(chunk: Chunk, numbers: list[Measure], when: date | None = None)
     return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
 
 
+# Whether a table row's label (its first cell) names what is asked: read as terms, or as one word.
 def names_row(weights: dict[str, float], row: str) -> bool:
-    """Whether a table row's label (its first cell) is made of the question's own terms."""
+    """Whether a table row's label is made of the question's own terms (``weights``)."""
     label = [t for t in terms(row.split("|")[0]) if not t[0].isdigit()]
     return bool(label) and all(t in weights for t in label)
+
+
+def names_row_as_word(new_terms: set[str], row: str) -> bool:
+    """Whether a table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is one
+    of ``new_terms`` (a follow-up's own): 'bicycle' names the 'Cycle' row, not the 'Motor
+    cycle' one."""
+    whole = terms("".join(words(row.split("|")[0])))
+    return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
 
 
 def is_figure(fact: str) -> bool:

@@ -37,6 +37,15 @@ NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "neither",
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+MIN_STEM = 4  # a manual word shorter than this is too common to be the tail of a compound
+
+
+def same_word(asked: str, stated: str) -> bool:
+    """The asker's word and the manual's are the same thing: equal, or the asker's word is a
+    compound ending in the manual's ('bicycle' -> the manual's 'cycle')."""
+    return asked == stated or (len(stated) >= MIN_STEM and len(asked) > len(stated) + 1 and asked.endswith(stated))
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens (letters and digits; apostrophes kept inside words)."""
     return _WORD.findall(text.lower().replace("\u2019", "'"))

@@ -18,6 +18,7 @@ from services.text.amounts import amounts
 from services.text.figures import period_start, years_named
 from services.text.sentences import statements
 from services.text.terms import query_terms, terms
+from services.text.units import under_example
 
 CURRENT_YEAR = "the current year"  # what a "this year / now" question asks for (StaleEvidence.asked_for)
 
@@ -64,7 +65,7 @@ def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozens
 
 def example_chunks(chunks: Sequence[Chunk]) -> frozenset[str]:
     """Chunks under a heading that names an example (worked examples carry made-up years)."""
-    return frozenset(c.id for c in chunks if "example" in " ".join(c.heading_path[-3:]).lower())
+    return frozenset(c.id for c in chunks if under_example(c.heading_path[-3:]))
 
 
 def stale_evidence(

@@ -14,6 +14,7 @@ from services.providers.base import Provider, StitchRequest
 from services.text.amounts import amounts
 from services.answering.refusals.conflict import Case, conflict_evidence, could_conflict, own_words
 from services.text.sentences import split_sentences
+from services.text.units import under_example
 from services.text.terms import query_terms, terms
 from services.providers.base import paragraphs_of
 
@@ -60,7 +61,7 @@ def mark_relevance(draft: Draft, selection: SelectionResult) -> None:
 
 
 def _is_example(chunk: Chunk) -> bool:
-    return "example" in " ".join(chunk.heading_path).lower()
+    return under_example(chunk.heading_path)
 
 
 def candidate_statements(question: str, index: CorpusIndex, dropped: list[str]) -> tuple[list[DraftSentence], dict[str, Paragraph]]:
