@@ -61,7 +61,13 @@ _ASKS_DATE = re.compile(
     r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are (?!the\b))|meaning of|defin(?:e|ed|ition))\b", re.I)
-_ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
+# Asks yes or no: opens on a verb ("Is ...", "Can I ...": ``match`` on the stripped text), or,
+# anywhere (``search``), asks whether it is taxable ("... so is it taxable?"). A text that asks
+# the second way at its start opens the first way too.
+_ASKS_YES_NO = re.compile(
+    r"^\s*(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b|\b(?:is|are) (?:it|this|that|they) (?:taxable|taxed|exempt|a benefit)\b",
+    re.I,
+)
 _ASKS_FIGURE = re.compile(
     r"\b(?:how much|how many|what(?:'s| is| are)? (?:the )?(?:rates?|percentage|amount|figure|limit|most|maximum|minimum)|"
     r"(?:is|are) there (?:an?|any) (?:[\w-]+ ){0,2}(?:amount|limit|cap|maximum|minimum|rate|figure|threshold)s?|up to|per (?:mile|week|month|year|day|head|night))\b",
@@ -103,7 +109,7 @@ def question_kind(question: str) -> QuestionKind:
         return "figure"
     if _ASKS_DEFINITION.search(first) and not _ASKS_YES_NO.match(first.strip()):
         return "definition"
-    if _ASKS_YES_NO.match(first.strip()) or re.search(r"\b(?:is|are) (?:it|this|that|they) (?:taxable|taxed|exempt|a benefit)\b", first, re.I):
+    if _ASKS_YES_NO.search(first):
         return "yes_no"
     return "other"
 
