@@ -34,7 +34,7 @@ from pathlib import Path
 from shared.contracts.api import MAX_QUESTION_CHARS
 from shared.contracts.refusals import ManualEvidence, Route, RoutingFinding, ScopeFinding
 from services.text.question import employment_tie, names_employment
-from services.text.terms import STOPWORDS, query_terms, words
+from services.text.terms import STOPWORDS, pointing_words, query_terms, words
 from services.text.titles import FRAME_WORDS
 
 # ---- malformed ------------------------------------------------------------------------
@@ -289,8 +289,8 @@ def situation(question: str) -> str:
 
 
 # A word that points back to what an earlier part asked about ("can I apply for that?", "is
-# it taxable?"): such a part is about the earlier part's subject, not about its own words.
-_REFERS_BACK = re.compile(r"\b(?:that|this|these|those|it|them)\b", re.I)
+# it taxable?": services/text/terms.py ``pointing_words``, "refers"): such a part is about the
+# earlier part's subject, not about its own words.
 
 
 def routing_parts(question: str) -> list[str]:
@@ -310,7 +310,7 @@ def routing_parts(question: str) -> list[str]:
     for i, clause in enumerate(asking):
         # the word points to the part before when that part names a subject of its own; one
         # leaning on the statements ("is that taxable?") points, like this one, to theirs
-        lead = [out[-1]] if i and _REFERS_BACK.search(clause) and len(query_terms(asking[i - 1])) >= MIN_PART_TERMS else []
+        lead = [out[-1]] if i and "refers" in pointing_words(clause) and len(query_terms(asking[i - 1])) >= MIN_PART_TERMS else []
         if len(query_terms(clause)) < MIN_PART_TERMS and not lead:
             lead.insert(0, context)
         out.append(" ".join([*lead, clause]).strip())

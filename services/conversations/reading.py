@@ -42,7 +42,7 @@ from collections.abc import Callable
 from services.errors import UnknownCondition
 from services.answering.stages.retrieval import SHORT_TERMS, bm25_text
 from services.text.figures import YEAR_OR_SPAN, years_named
-from services.text.terms import query_terms
+from services.text.terms import pointing_words, query_terms
 from shared.config import Settings
 from shared.contracts.api import QuestionResult
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, TurnResult
@@ -55,9 +55,7 @@ from shared.index import CorpusIndex
 _LEADING_LINK = re.compile(r"^\W*(?:and|but|or|so|then|what about|how about|what if|if so|in that case)\b", re.I)
 _POINTS_BACK = re.compile(r"\b(?:instead|also|too|either|as well|the same)\b", re.I)
 # Pronouns point at something named earlier; so may a definite description ("the figure"),
-# more weakly (it often names its own subject: "the van benefit charge").
-_PRONOUN = re.compile(r"\b(?:it|its|it's|that|this|these|those|they|them|their|one|ones|there|such)\b", re.I)
-_DEFINITE = re.compile(r"\bthe\b", re.I)
+# more weakly (services/text/terms.py ``pointing_words``).
 SUBJECT_SHARE = 0.5  # share of a question's terms already in the subject that makes it a follow-up
 # Keyword hits looked at for the retrieval evidence: deeper for a pronoun, which cannot name
 # its own subject, than for a definite description, which may.
@@ -126,8 +124,8 @@ def follow_up_reasons(question: str, turns: list[TurnResult], sections: list[str
         reasons.append("starts with a link to the previous turn")
     if _POINTS_BACK.search(question):
         reasons.append("points back to the previous turn")
-    pronoun = bool(_PRONOUN.search(question))
-    definite = bool(_DEFINITE.search(question))
+    pointing = pointing_words(question)
+    pronoun, definite = "pronoun" in pointing, "definite" in pointing
     if len(own) <= SHORT_TERMS and (pronoun or definite):
         reasons.append(f"short ({len(own)} content terms) and refers to something not in it")
     subject = _subject_terms(turns)

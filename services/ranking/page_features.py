@@ -30,8 +30,9 @@ from shared.index import CorpusIndex
 from shared.meaning import closeness, question_vector
 from services.ranking.extractor import Extractor, Feature
 from services.text.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_weights
-from services.text.tables import Measure, amounts, lookup_date, lookup_numbers, states_limit_near, table_lookup, title_covers, title_ended
-from services.text.units import EXAMPLE_TITLE, withdraws
+from services.text.amounts import pounds, states_limit_near
+from services.text.tables import Measure, lookup_date, lookup_numbers, table_lookup, title_covers, title_ended
+from services.text.units import names_example, withdraws
 from services.text.sentences import split_sentences
 from services.text.terms import corpus_stats, query_terms, terms
 from services.text.titles import FRAME_WORDS, TitleIndex, title_index
@@ -164,7 +165,7 @@ class PageQuestion:
             wants_example=bool(ASKS_EXAMPLE.search(query.question)),
             numbers=lookup_numbers(query.question),
             when=lookup_date(query.question),
-            amounts=amounts(asked or query.question),  # an earlier turn's amount is not this turn's
+            amounts=pounds(asked or query.question),  # an earlier turn's amount is not this turn's
             best_score=max((p.score for p in pages), default=0.0) or 1.0,
             place={pages[i].section_id: r for r, i in enumerate(by_score)},
             links_in=links_in,
@@ -189,7 +190,7 @@ class PageContext:
         self.title_share = coverage(question.own, self.title_terms)
         self.restated = question.titles.match(question.title_weights, bundle.section_id)
         self.figures = has_figures(bundle.chunks)
-        self.example = bool(EXAMPLE_TITLE.search(title))
+        self.example = names_example(title)
 
 
 def _withdrawn(page: PageContext) -> float:
@@ -206,7 +207,7 @@ def _table_keyed_by_asker(page: PageContext) -> float:
 def _limit_near_asker_amount(page: PageContext) -> float:
     # (only a chunk stating an amount is split into sentences: most state none)
     asked = page.question.amounts
-    return float(bool(asked) and any(states_limit_near(asked, s) for c in page.bundle.chunks if amounts(c.text) for s in split_sentences(c.text)))
+    return float(bool(asked) and any(states_limit_near(asked, s) for c in page.bundle.chunks if pounds(c.text) for s in split_sentences(c.text)))
 
 
 def _conversation_link(page: PageContext) -> float:

@@ -24,11 +24,12 @@ from services.ranking.extractor import Extractor, Feature
 from services.ranking.page_features import chunk_similarity, page_title
 from services.text.figures import checkable_facts
 from services.text.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
-from services.text.tables import Measure, amounts, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, near_amount, rows_of
+from services.text.amounts import near_amount, pounds
+from services.text.tables import Measure, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, rows_of
 from services.text.terms import corpus_stats, terms
 from services.text.units import (
-    DEPENDENT, EXAMPLE_TITLE, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label,
-    is_signpost, scored_text, states_rule, withdraws, years_only,
+    DEPENDENT, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label,
+    is_signpost, names_example, opens_example, scored_text, states_rule, under_example, withdraws, years_only,
 )
 
 
@@ -55,7 +56,7 @@ class UnitQuestion:
             facts=checkable_facts(query.question),
             numbers=lookup_numbers(query.question),
             when=lookup_date(query.question),
-            amounts=amounts(query.question),
+            amounts=pounds(query.question),
             kind=question_kind(query.question),
             wants_example=bool(ASKS_EXAMPLE.search(query.question)),
             tuning=tuning,
@@ -122,7 +123,7 @@ UNIT_EXTRACTOR: Extractor[UnitContext] = Extractor("passages", [
     Feature("place_on_page", lambda u: 1.0 / (1 + u.place), "1 / (1 + its place on the page): the manual states the rule first"),
     Feature("rate_figure", lambda u: float(u.question.rate_question and any(is_figure(f) for f in u.facts)), "a figure, for a question asking a rate"),
     Feature("question_figure", lambda u: float(bool(u.facts & u.question.facts)), "a figure the question names"),
-    Feature("near_asker_amount", lambda u: float(near_amount(u.question.amounts, amounts(u.text))), "an amount near the asker's own (the limit it is measured against)"),
+    Feature("near_asker_amount", lambda u: float(near_amount(u.question.amounts, pounds(u.text))), "an amount near the asker's own (the limit it is measured against)"),
     Feature("looked_up_row", lambda u: float(u.looked_up), "the table row keyed by the asker's own figure or date"),
     Feature("row_names_subject", lambda u: float(bool(u.unit.row and names_row(u.question.weights, u.unit.cells))), "a table row whose label names what the question asks about"),
     Feature("gives_kind", lambda u: float(gives(u.question.kind, u.text, u.facts)), "the kind of thing the question asks (a figure, a date, a ruling, a definition)"),
@@ -150,16 +151,16 @@ def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, in
     for rank, bundle in enumerate(selection.pages):  # pages come best first from selection
         title = page_title(index, bundle.section_id)
         previous = title
-        example_page = bool(EXAMPLE_TITLE.search(title))
+        example_page = names_example(title)
         for chunk in sorted(bundle.chunks, key=lambda c: c.position):
             chunk_heading = chunk.heading_path[-1] if chunk.heading_path else title
             heading = chunk_heading if chunk_heading != previous and states_rule(chunk_heading) else None
             previous = chunk_heading
             cosine = max(chunk_similarity(index, chunk.id, vector), 0.0) if vector is not None else 0.0
             units = chunk_units(chunk, rank, question.tuning, heading)
-            in_example = example_page or any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
+            in_example = example_page or under_example(chunk.heading_path[-2:])
             for place, unit in enumerate(units):
-                if unit.paragraph.text.lstrip().lower().startswith("example"):
+                if opens_example(unit.paragraph.text):
                     in_example = True  # an "Example" paragraph starts a worked example that runs to the chunk's end
                 elif place == 0 and unit.row is None and tells_a_story(unit.text):
                     in_example = True  # so does a chunk that opens on a story ("A taxpayer tells you ..."): the case it works

@@ -7,12 +7,10 @@ import re
 from datetime import date
 from functools import lru_cache
 
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        "january february march april may june july august september october november december".split(), 1
-    )
-}
+# The months as the manual writes them, and a pattern for any one of them (match with re.I).
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+MONTH = rf"(?:{'|'.join(MONTHS)})"
+_MONTH_NUMBER = {m: i for i, m in enumerate(MONTHS, 1)}
 _NUMBER_WORDS = {
     w: i
     for i, w in enumerate(
@@ -25,7 +23,7 @@ _FACT = re.compile(
     (?P<section>\b(?:EIM|BIM|SAM|NIM|ERSM|PIM|CG|SP)\s?\d{3,6}[A-Z]?\b)
   | (?P<act>\b(?P<actname>ITEPA|ICTA|TCGA|ITTOIA|ITA|CTA|TMA|SSCBA|FA|Act|Regulations|Order)[ \t]?(?P<actyear>(?:19|20)\d{2})\b(?!\s?[-/\u2013]\s?\d))
   | (?P<sref>\b(?:sections?|ss?\.?)\s?(?P<snum>\d{1,4}[A-Z]{0,2})\b(?:\s?\((?P<sub>\d{1,2}[a-z]?)\))?)
-  | (?P<date>\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)\s+(?P<year>\d{4})\b)
+  | (?P<date>\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?P<month>""" + MONTH + r""")\s+(?P<year>\d{4})\b)
   | (?P<ddate>\b(?P<dd>\d{1,2})[./](?P<mm>\d{1,2})[./](?P<yy>\d{2,4})\b)
   | (?P<taxyear>\b(?P<ty1>(?:19|20)\d{2})\s?[-/\u2013]\s?(?P<ty2>(?:19|20)?\d{2})\b)
   | (?P<percent>\b(?P<pnum>\d+(?:\.\d+)?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\s?(?:%|per\s?cent\b|percent\b))
@@ -74,13 +72,13 @@ def checkable_facts(text: str) -> frozenset[str]:
     for m in _FACT.finditer(text):
         g = m.groupdict()
         if g["section"]:
-            facts.add(re.sub(r"\s", "", g["section"]).upper())
+            facts.add("".join(g["section"].split()).upper())
         elif g["act"]:
             facts.add(f"{g['actname'].upper()} {g['actyear']}")  # a statute's year names the statute, it is no figure
         elif g["sref"]:
             facts.add("s" + g["snum"].upper())
         elif g["date"]:
-            facts.add(f"{int(g['year']):04d}-{_MONTHS[g['month'].lower()]:02d}-{int(g['day']):02d}")
+            facts.add(f"{int(g['year']):04d}-{_MONTH_NUMBER[g['month'].lower()]:02d}-{int(g['day']):02d}")
         elif g["ddate"]:
             yy = int(g["yy"])
             yy = yy + 2000 if yy < 100 else yy
@@ -114,7 +112,9 @@ def checkable_facts(text: str) -> frozenset[str]:
 
 # A year or a span of years as people write them ("2013", "2013-14", "2013/2014").
 YEAR_OR_SPAN = re.compile(r"\b(?:19|20)\d{2}(?:\s*[-/]\s*(?:19|20)?\d{2})?\b")
-_YEAR_IN_TAXYEAR = re.compile(r"\b((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
+# A span of two years as the manual writes a tax year ("2013-14", "2013/2014"); a table's key
+# cell read with ``match`` is one when the second year follows the first.
+TAX_YEAR = re.compile(r"\b((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
 _BARE_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
 
 
@@ -122,7 +122,7 @@ def years_named(text: str) -> list[tuple[int, bool]]:
     """Years a question names: (year, is_tax_year). A tax year '2025-26' gives (2025, True)."""
     found: list[tuple[int, bool]] = []
     spans: list[tuple[int, int]] = []
-    for m in _YEAR_IN_TAXYEAR.finditer(text):
+    for m in TAX_YEAR.finditer(text):
         y1, y2 = int(m.group(1)), int(m.group(2)[-2:])
         if (y1 + 1) % 100 == y2:
             found.append((y1, True))
@@ -136,3 +136,17 @@ def years_named(text: str) -> list[tuple[int, bool]]:
 def period_start(year: int, tax_year: bool) -> date:
     """The first day of a year as ``years_named`` gives it: 6 April for a tax year, else 1 January."""
     return date(year, 4, 6) if tax_year else date(year, 1, 1)
+
+
+# A normalised fact (``checkable_facts``) that is a year, a tax year or a date: "2013",
+# "2013-14", "2013-04-06" (``dated_fact``).
+_DATED_FACT = re.compile(r"\d{4}(?:-(\d{2})(-\d{2})?)?")
+
+
+def dated_fact(fact: str) -> str | None:
+    """What kind of dated fact ``fact`` is: "year" ("2013"), "tax_year" ("2013-14"), "date"
+    ("2013-04-06"), or None for any other fact."""
+    m = _DATED_FACT.fullmatch(fact)
+    if m is None:
+        return None
+    return "date" if m.group(2) else "tax_year" if m.group(1) else "year"

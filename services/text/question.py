@@ -61,13 +61,38 @@ _ASKS_DATE = re.compile(
     r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are (?!the\b))|meaning of|defin(?:e|ed|ition))\b", re.I)
-_ASKS_YES_NO = re.compile(r"^(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b", re.I)
+# Asks yes or no: opens on a verb ("Is ...", "Can I ...": ``match`` on the stripped text), or,
+# anywhere (``search``), asks whether it is taxable ("... so is it taxable?"). A text that asks
+# the second way at its start opens the first way too.
+_ASKS_YES_NO = re.compile(
+    r"^\s*(?:is|are|can|could|do|does|did|will|would|should|must|am|have|has|may)\b|\b(?:is|are) (?:it|this|that|they) (?:taxable|taxed|exempt|a benefit)\b",
+    re.I,
+)
 _ASKS_FIGURE = re.compile(
     r"\b(?:how much|how many|what(?:'s| is| are)? (?:the )?(?:rates?|percentage|amount|figure|limit|most|maximum|minimum)|"
     r"(?:is|are) there (?:an?|any) (?:[\w-]+ ){0,2}(?:amount|limit|cap|maximum|minimum|rate|figure|threshold)s?|up to|per (?:mile|week|month|year|day|head|night))\b",
     re.I,
 )
 ASKS_EXAMPLE = re.compile(r"\b(?:examples?|illustrat\w*|worked (?:examples?|calculations?|computations?)|for instance)\b", re.I)  # "worked out" asks how, not for an example
+
+
+# Asks for a figure, in any clause (the refusals' test: conflict, today's figure): "how much",
+# "what is the (exempt) amount / rate / limit", "the current rate". The figure is what is
+# asked, not a word further on: "what are the rules on mileage rates?" asks for rules (no
+# preposition between "what is the" and the figure). ``question_kind`` reads the first part of
+# a question more widely (``_ASKS_FIGURE``: "up to", "per mile", "is there a limit").
+_FIGURE_NOUN = r"(?:rates?|amounts?|limits?|figures?|sums?|allowances?|deductions?|thresholds?|percentages?|values?|charges?|caps?)"
+_MODIFIER = r"(?:(?!(?:on|of|for|about|in|to|with|under|and|or)\b)[\w-]+\s+)"
+_ASKS_FOR_FIGURE = re.compile(
+    r"\bhow\s+(?:much|many)\b"
+    rf"|\b(?:what|which)(?:'s|\s+(?:is|are|was|were|will\s+be))?\s+(?:the\s+|my\s+|our\s+)?{_MODIFIER}{{0,3}}?{_FIGURE_NOUN}\b"
+    rf"|\b(?:current|latest|today's|this\s+year's)\s+{_MODIFIER}{{0,3}}?{_FIGURE_NOUN}\b",
+    re.I,
+)
+
+
+def asks_for_figure(text: str) -> bool:
+    return bool(_ASKS_FOR_FIGURE.search(text))
 
 
 def question_kind(question: str) -> QuestionKind:
@@ -84,7 +109,7 @@ def question_kind(question: str) -> QuestionKind:
         return "figure"
     if _ASKS_DEFINITION.search(first) and not _ASKS_YES_NO.match(first.strip()):
         return "definition"
-    if _ASKS_YES_NO.match(first.strip()) or re.search(r"\b(?:is|are) (?:it|this|that|they) (?:taxable|taxed|exempt|a benefit)\b", first, re.I):
+    if _ASKS_YES_NO.search(first):
         return "yes_no"
     return "other"
 
@@ -95,10 +120,9 @@ _EMPLOYMENT_WORDS = (
     r"colleagues?|director\w*|benefits? in kind|bik|perks?|company cars?|company vans?|expenses|pensions?|"
     r"bonus\w*|redundanc\w*|earnings|office[- ]holders?|share options?|salary sacrifice"
 )
-_EMPLOYMENT = re.compile(rf"\b(?:{_EMPLOYMENT_WORDS}|work(?:s|ing)?(?!\s+(?:it\s+|this\s+|that\s+)?out\b))\b", re.I)
 # Working is no tie to a job for someone who says they trade on their own ("I'm a freelance
-# designer working from home"): the words of an employer, an employee or pay are.
-_EMPLOYMENT_NOT_WORK = re.compile(rf"\b(?:{_EMPLOYMENT_WORDS})\b", re.I)
+# designer working from home"): the words of an employer, an employee or pay (``pay``) are.
+_EMPLOYMENT = re.compile(rf"\b(?:(?P<pay>{_EMPLOYMENT_WORDS})|work(?:s|ing)?(?!\s+(?:it\s+|this\s+|that\s+)?out\b))\b", re.I)
 
 
 def employment_tie(question: str) -> bool:
@@ -108,4 +132,4 @@ def employment_tie(question: str) -> bool:
 
 def names_employment(question: str) -> bool:
     """Whether the question names an employer, an employee or pay (working alone is no tie)."""
-    return bool(_EMPLOYMENT_NOT_WORK.search(question))
+    return any(m.group("pay") is not None for m in _EMPLOYMENT.finditer(question))

@@ -8,28 +8,23 @@ from datetime import date
 from typing import NamedTuple
 
 from shared.contracts.corpus import Chunk, Paragraph
-from services.text.figures import period_start, years_named
-from services.text.terms import terms
+from services.text.figures import MONTH, MONTHS, TAX_YEAR, period_start, years_named
+from services.text.terms import same_word, terms, words
 
 
 TERMINAL = re.compile(r"[.!?:;]['\")\u201d\u2019]*$")
 
 
-_NUM = re.compile(r"\d+(?:\.\d+)?")
-
-
 _DATE_CELL = re.compile(r"^(\d{1,2})[./](\d{1,2})[./](\d{4})\b")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 # "6 April 2010 - 5 April 2011", "From 1 January 2004", "January 2004 - ...", "2008/09", "2011-12 onwards"
-_WORDED_DATE = re.compile(rf"\b(?:(\d{{1,2}})\s+)?({'|'.join(_MONTHS)})\s+((?:19|20)\d{{2}})\b", re.I)
+_WORDED_DATE = re.compile(rf"\b(?:(\d{{1,2}})\s+)?({MONTH})\s+((?:19|20)\d{{2}})\b", re.I)
 
 
 def _worded_date(m: re.Match[str]) -> date | None:
     try:
-        return date(int(m.group(3)), _MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
+        return date(int(m.group(3)), MONTHS.index(m.group(2).lower()) + 1, int(m.group(1) or 1))
     except ValueError:
         return None
-_TAX_YEAR_CELL = re.compile(r"^((?:19|20)\d{2})\s?[-/\u2013]\s?((?:19|20)?\d{2})\b")
 
 
 def _cell_date(cell: str) -> date | None:
@@ -43,7 +38,7 @@ def _cell_date(cell: str) -> date | None:
             return _worded_date(m)
     except ValueError:
         return None
-    if (m := _TAX_YEAR_CELL.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
+    if (m := TAX_YEAR.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
         return period_start(int(m.group(1)), tax_year=True)
     return None
 
@@ -93,7 +88,7 @@ def lookup_rows(rows: list[str], numbers: list[Measure], when: date | None = Non
         best, best_key = None, None
         for i, row in enumerate(rows):
             first = row.split("|")[0].strip()
-            nums = [float(n) for n in _NUM.findall(first.replace(",", ""))] if first[:1].isdigit() else []
+            nums = [float(m.group(1)) for m in _MEASURE.finditer(first.replace(",", ""))] if first[:1].isdigit() else []
             if i == 0 or not nums:  # the header row, or a row not keyed by a number
                 continue
             low, high = nums[0], nums[-1]
@@ -107,33 +102,6 @@ def lookup_rows(rows: list[str], numbers: list[Measure], when: date | None = Non
     return picked
 
 
-_AMOUNT = re.compile(r"\u00a3\s?(\d[\d,]*(?:\.\d+)?)\s?(k\b)?", re.I)
-
-
-def amounts(text: str) -> list[float]:
-    return [float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1) for m in _AMOUNT.finditer(text)]
-
-
-def near_amount(asked: list[float], stated: list[float]) -> bool:
-    """Whether the text states a different amount of the same order as one the asker gives."""
-    return any(a != b and 0.4 <= b / a <= 2.5 for a in asked if a > 0 for b in stated)
-
-
-# Words that make an amount a limit the asker's own is measured against ("does not exceed
-# £5,000", "the £30,000 threshold", "up to £150 a head", "the first £500").
-_LIMIT_WORDS = re.compile(
-    r"\b(?:exceeds?|exceeding|not more than|no more than|more than|less than|up to|at least|at most|limit|threshold|maximum|minimum|"
-    r"ceiling|cap(?:ped)?|first \u00a3|below|above|over|under)\b",
-    re.I,
-)
-
-
-def states_limit_near(asked: list[float], sentence: str) -> bool:
-    """Whether a sentence sets a limit of the same order as an amount the asker gives (a £3,600
-    loan against the £5,000 small-loans limit): the rule the asker's figure is measured against."""
-    return bool(asked) and bool(_LIMIT_WORDS.search(sentence)) and near_amount(asked, amounts(sentence))
-
-
 # Amounts, tax years and dates in a question are not the plain numbers a table is keyed by.
 # (a number with thousands commas is an amount, unless a unit follows it: '1,800cc' is a key)
 _NOT_A_KEY = re.compile(
@@ -142,13 +110,15 @@ _NOT_A_KEY = re.compile(
 )
 
 
-_NUM_UNIT = re.compile(rf"(\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
+# A number and the unit written after it, if any ("142g/km", "1,800 cc", "10,000"): a key
+# cell's numbers (its commas taken out) or a question's.
+_MEASURE = re.compile(rf"(\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:\s?({_UNIT.pattern})\b)?", re.I)
 
 
 def lookup_numbers(question: str) -> list[Measure]:
     """Plain numbers in a question that a table might be keyed by (not amounts, years or
     dates, not tiny), with their units: '142g/km' -> 142 g/km."""
-    found = (Measure(float(m.group(1).replace(",", "")), _unit(m.group(2) or "")) for m in _NUM_UNIT.finditer(_NOT_A_KEY.sub(" ", question)))
+    found = (Measure(float(m.group(1).replace(",", "")), _unit(m.group(2) or "")) for m in _MEASURE.finditer(_NOT_A_KEY.sub(" ", question)))
     return [m for m in found if 10 <= m.value < 1900]
 
 
@@ -281,10 +251,19 @@ def table_lookup(chunk: Chunk, numbers: list[Measure], when: date | None = None)
     return any(p.kind == "table" and lookup_rows(rows_of(p), numbers, when) for p in chunk.paragraphs)
 
 
+# Whether a table row's label (its first cell) names what is asked: read as terms, or as one word.
 def names_row(weights: dict[str, float], row: str) -> bool:
-    """Whether a table row's label (its first cell) is made of the question's own terms."""
+    """Whether a table row's label is made of the question's own terms (``weights``)."""
     label = [t for t in terms(row.split("|")[0]) if not t[0].isdigit()]
     return bool(label) and all(t in weights for t in label)
+
+
+def names_row_as_word(new_terms: set[str], row: str) -> bool:
+    """Whether a table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is one
+    of ``new_terms`` (a follow-up's own): 'bicycle' names the 'Cycle' row, not the 'Motor
+    cycle' one."""
+    whole = terms("".join(words(row.split("|")[0])))
+    return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
 
 
 def is_figure(fact: str) -> bool:

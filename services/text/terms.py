@@ -37,6 +37,34 @@ NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "none", "neither",
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+MIN_STEM = 4  # a manual word shorter than this is too common to be the tail of a compound
+
+
+def same_word(asked: str, stated: str) -> bool:
+    """The asker's word and the manual's are the same thing: equal, or the asker's word is a
+    compound ending in the manual's ('bicycle' -> the manual's 'cycle')."""
+    return asked == stated or (len(stated) >= MIN_STEM and len(asked) > len(stated) + 1 and asked.endswith(stated))
+
+
+# Words that point back to something named earlier: pronouns, among them those that stand for
+# what an earlier part or turn asked about ("is that taxable?", "can I apply for it?":
+# ``refers``), and, more weakly, the definite article (it often names its own subject: "the van
+# benefit charge"). Each match is one whole word.
+_POINTING = re.compile(
+    r"\b(?:(?P<refers>that|this|these|those|it|them)|(?P<pronoun>its|it's|they|their|one|ones|there|such)|(?P<definite>the))\b", re.I
+)
+
+
+def pointing_words(text: str) -> set[str]:
+    """The kinds of word in ``text`` that point back: "refers" (that, this, these, those, it,
+    them), "pronoun" (any pronoun, those included) and "definite" (the)."""
+    found: set[str] = set()
+    for m in _POINTING.finditer(text):
+        kind = m.lastgroup or ""
+        found.update(("refers", "pronoun") if kind == "refers" else (kind,))
+    return found
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens (letters and digits; apostrophes kept inside words)."""
     return _WORD.findall(text.lower().replace("\u2019", "'"))

@@ -5,22 +5,49 @@ ruling, a time limit, a definition) or whether it only illustrates or signposts.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Chunk, Paragraph
 from services.text.question import QuestionKind
 from services.text.tables import TERMINAL, continue_row, has_header, header_rows, is_figure, render_row, rows_of, states_nothing
-from services.text.figures import checkable_facts
+from services.text.figures import MONTH, checkable_facts, dated_fact
 from services.text.sentences import split_sentences
 
 
-EXAMPLE_TITLE = re.compile(r"\bexamples?\b", re.I)
+# ---- worked examples: one test, read wherever the manual names one -------------------------
+
+# A worked example as the manual names one: in a page title ("Example: car with no CO2
+# figure"), a heading ("Example 2", "Examples") or the paragraph that opens one. (Over the
+# three manuals' headings this matches exactly where the text "example" appears.)
+_EXAMPLE = re.compile(r"\bexamples?\b", re.I)
 
 
+def names_example(text: str) -> bool:
+    """Whether a page title or a heading names a worked example."""
+    return bool(_EXAMPLE.search(text))
 
 
-ANAPHOR = re.compile(r"^(?:This|It|These|They|Such|That)\b")
+def under_example(headings: Sequence[str]) -> bool:
+    """Whether a chunk's headings (the part of its heading path a caller reads) name a worked example."""
+    return any(_EXAMPLE.search(h) for h in headings)
+
+
+def opens_example(paragraph: str) -> bool:
+    """Whether a paragraph opens a worked example ("Example", "Example 1: ...")."""
+    return bool(_EXAMPLE.match(paragraph.lstrip()))
+
+
+# A sentence that says it gives an example ("For example, ...", "e.g. ..."): its figures are
+# the example's, not the rule's.
+_GIVES_EXAMPLE = re.compile(r"\W*(?:for\s+example|for\s+instance|e\.?g\.?)\b", re.I)
+
+
+def gives_example(sentence: str) -> bool:
+    return bool(_GIVES_EXAMPLE.match(sentence))
+
+
 _CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
 # A list item runs on into the next only when it stops on a word that needs more ("... a
 # scheme and", "... less"); otherwise each item is its own statement.
@@ -30,9 +57,6 @@ _RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|
 _STATES = re.compile(r"\b(?:is|are|isn't|aren't|must|cannot|can|does not|do not|applies|apply|remains?)\b", re.I)
 _ASKS = re.compile(r"^(?:is|are|does|do|how|what|when|which|who|where|why|can|should|example)\b", re.I)
 NOTE = re.compile(r"^\W*notes?\b", re.I)
-# "See EIM74650 for an overview of ..." / "For details of X see EIM42260": a signpost to
-# another page restates the topic in the question's words but says nothing about it.
-_SIGNPOST = re.compile(r"^(?:see\b|for (?:[\w'\u2019-]+ ){0,12}?see\b)", re.I)
 _PAGE_REF = re.compile(r"\b[A-Z]{2,5} ?\d{4,6}\b")
 SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
 
@@ -78,12 +102,16 @@ def withdraws(sentence: str) -> bool:
     return bool(_WITHDRAWN.search(sentence))
 
 
-# "Detailed guidance on troncs is provided in the PAYE Online Manual", "Full guidance on van
-# benefit for these years can be found using the contents page at EIM22700": the manual's
-# pointers to guidance elsewhere (59 such sentences on EIM pages) name a topic, not a rule.
-_POINTER = re.compile(
-    r"^(?:(?:further|more|detailed|full|additional|general)\s+)?(?:guidance|details|information|advice)\b[^.]{0,80}?"
-    r"\b(?:is|are|can be)\s+(?:provided|given|set out|available|found|contained|included)\b",
+# A signpost restates the topic in the question's words but says nothing about it: one to
+# another page ("See EIM74650 for an overview of ...", "For details of X see EIM42260": with
+# a page reference, ``_PAGE_REF``), or one of the manual's pointers to guidance elsewhere
+# ("Detailed guidance on troncs is provided in the PAYE Online Manual", "Full guidance on van
+# benefit for these years can be found using the contents page at EIM22700"; 59 such
+# sentences on EIM pages), with or without one (``pointer``). The two never open on one word.
+_SIGNPOST = re.compile(
+    r"^(?:see\b|for (?:[\w'\u2019-]+ ){0,12}?see\b)"
+    r"|^(?P<pointer>(?:(?:further|more|detailed|full|additional|general)\s+)?(?:guidance|details|information|advice)\b[^.]{0,80}?"
+    r"\b(?:is|are|can be)\s+(?:provided|given|set out|available|found|contained|included)\b)",
     re.I,
 )
 
@@ -102,7 +130,8 @@ def is_label(unit: Unit) -> bool:
 
 def is_signpost(sentence: str) -> bool:
     """Whether a sentence only sends the reader to another page or manual."""
-    return bool(_SIGNPOST.match(sentence) and _PAGE_REF.search(sentence)) or bool(_POINTER.match(sentence))
+    m = _SIGNPOST.match(sentence)
+    return m is not None and (m.group("pointer") is not None or bool(_PAGE_REF.search(sentence)))
 
 
 def states_rule(heading: str) -> bool:
@@ -246,7 +275,7 @@ _RULING = re.compile(
     r"(?:can|cannot|may|may not|must not) (?:be |not be )?(?:claim|deduct|allow|permit|give|grant|treat)\w*|does not apply|must)\b",
     re.I,
 )
-_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} (?:january|february|march|april|may|june|july|august|september|october|november|december)\b", re.I)
+_TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} " + MONTH + r"\b", re.I)
 _DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
 # An illustration rather than the rule: a case the courts decided ("In Laidler v Perry
 # (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
@@ -255,13 +284,21 @@ _ILLUSTRATION = re.compile(
     r"\b[A-Z][\w&'.]*(?: [A-Z&][\w&'.]*)* v\.? [A-Z][\w&'.]*(?: [\w&'.]+){0,4} \(\d+\s?TC\s?\d+\)|\btells you\b|(?i:^you (?:make|find|discover|ask|receive)\b)|"
     r"(?i:^(?:an?|one|for|by way of) (?:example|illustration)\b|^for instance\b)|\b(?:Mr|Mrs|Ms|Miss)\.? [A-Z]\b|\b(?:employee|employer|company|director) [A-Z]\b(?![\w-])",
 )
-# A sentence that leans on the one before it cannot open an answer.
-DEPENDENT = re.compile(r"^(?:This|It|These|They|Such|That|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
+# A sentence that leans on the one before it cannot open an answer; one that opens on a
+# pronoun (``anaphor``: "This", "It", "These", "They", "Such", "That") names what it speaks of
+# in the sentence before (``opens_with_anaphor``).
+DEPENDENT = re.compile(r"^(?:(?P<anaphor>This|It|These|They|Such|That)|Those|But|However|Also|And|Or|So|Thus|Therefore|Nevertheless|The effect of this|From this|In (?:this|that|these|such))\b|\b(?:described|mentioned|explained) above\b")
+
+
+def opens_with_anaphor(text: str) -> bool:
+    """Whether a sentence opens on a pronoun for what the sentence before it names ("This is taxable ...")."""
+    m = DEPENDENT.match(text)
+    return m is not None and m.group("anaphor") is not None
 
 
 def years_only(facts: frozenset[str]) -> set[str]:
     """Tax years and dates among shared facts: a year in common does not make an example the asker's case."""
-    return {f for f in facts if re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", f)}
+    return {f for f in facts if dated_fact(f)}
 
 
 def is_illustration(text: str) -> bool:
@@ -287,7 +324,7 @@ def gives(kind: QuestionKind, text: str, facts: frozenset[str]) -> bool:
     if kind == "figure":
         return states_amount(text, facts)
     if kind == "date":
-        return bool(_TIME_LIMIT.search(text)) or any(re.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?", f) for f in facts)
+        return bool(_TIME_LIMIT.search(text)) or any(dated_fact(f) in ("tax_year", "date") for f in facts)
     if kind == "yes_no":
         return bool(_RULING.search(text))
     if kind == "definition":

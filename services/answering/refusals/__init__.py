@@ -6,7 +6,7 @@ A stage says what it found (a typed finding on the state, shared/contracts/refus
 refusal they call for, with its message and evidence. ``decide`` is the only module of
 services/ that builds a ``Refusal``; the others here only compute evidence:
 
-- ``asking``: what a question asks for (a figure, today's figure) and the amounts a text states;
+- ``asking``: whether a question asks for today's figure;
 - ``coverage``: low_coverage's evidence, the question's subjects the manual lacks (a scheme
   named by an acronym, a rule named by its amount) and a rule dated after the manual;
 - ``stale``: the manual covers the rule, but the question asks for a year or figure later than

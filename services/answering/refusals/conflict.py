@@ -19,10 +19,12 @@ from pydantic import BaseModel
 from shared.contracts.corpus import Paragraph, section_of
 from shared.contracts.pipeline import Draft, DraftSentence
 from shared.contracts.refusals import ConflictEvidence, ConflictOption, ConflictParagraph
-from services.answering.refusals.asking import amounts, asks_for_figure, kind
+from services.text.amounts import amounts, kind
 from services.text.figures import years_named
+from services.text.question import asks_for_figure
 from services.text.sentences import split_sentences
 from services.text.terms import query_terms, terms
+from services.text.units import gives_example
 
 # Two statements speak of one quantity when every word of the shorter one (at least two) is
 # in the longer one: "The amount of the deduction is £80" / "The amount of the flat rate
@@ -81,7 +83,6 @@ def could_conflict(question: str) -> bool:
 
 
 Stated = tuple[DraftSentence, frozenset[str]]
-_GIVES_EXAMPLE = re.compile(r"\W*(?:for\s+example|for\s+instance|e\.?g\.?)\b", re.I)
 
 
 def _conflicting(question: str, a: Stated, b: Stated, cases: dict[str, Case], b_states_a: bool = False) -> tuple[str, str] | None:
@@ -152,7 +153,7 @@ def conflict_evidence(
                 continue
             if cited.kind == "table" and not years_named(s.text):
                 continue
-            if _GIVES_EXAMPLE.match(s.text):
+            if gives_example(s.text):
                 continue  # an illustration's figures are the example's, as in a worked example
             found = amounts(s.text)
             if found and len({kind(x) for x in found}) == 1:

@@ -17,7 +17,7 @@ from datetime import date
 
 from shared.contracts.corpus import Page
 from shared.contracts.refusals import LaterRule
-from services.text.figures import checkable_facts
+from services.text.figures import MONTH, checkable_facts
 from services.text.terms import CorpusStats, defined_acronyms, terms
 
 # A scheme or rule named by an acronym with at least two capitals ("OpRA", "PSA", "SAYE").
@@ -82,7 +82,6 @@ def missing_subjects(question: str, stats: CorpusStats, evidence: Sequence[str])
     return missing
 
 
-_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _RULE = r"(?:rules?|scheme|regime|arrangements?|exemptions?|relief|allowance|charge|legislation|provisions?|levy|cap|test|treatment|changes?|reforms?)"
 # Nouns that name one rule, never a figure or the law for a period: "the exemption from April
 # 2016" dates the exemption, where "the allowance from April 2026" asks for a later period's
@@ -92,9 +91,9 @@ _RULE_ONLY = r"(?:scheme|regime|exemption|relief|reform)"
 # relief introduced in 2016", "the exemption from April 2016" (not "for 2025-26" or "in the
 # 2025 tax year": those ask for a period).
 _DATED_RULE = re.compile(
-    rf"\b(?:the|a|an|its)\s+(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y1>(?:19|20)\d{{2}})(?![-/\u2013]\d)\s+(?!tax\s+year|year)(?:[\w-]+\s+){{0,3}}?{_RULE}\b"
-    rf"|\b{_RULE}\s+(?:[\w-]+\s+){{0,4}}?(?:introduced|brought\s+in|came\s+in|started|new)\s+(?:in\s+|on\s+|from\s+)?(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y2>(?:19|20)\d{{2}})(?![-/\u2013]\d)"
-    rf"|\b{_RULE_ONLY}\s+(?:from|since)\s+(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+)?(?P<y3>(?:19|20)\d{{2}})(?![-/\u2013]\d)",
+    rf"\b(?:the|a|an|its)\s+(?:(?:\d{{1,2}}\s+)?{MONTH}\s+)?(?P<y1>(?:19|20)\d{{2}})(?![-/\u2013]\d)\s+(?!tax\s+year|year)(?:[\w-]+\s+){{0,3}}?{_RULE}\b"
+    rf"|\b{_RULE}\s+(?:[\w-]+\s+){{0,4}}?(?:introduced|brought\s+in|came\s+in|started|new)\s+(?:in\s+|on\s+|from\s+)?(?:(?:\d{{1,2}}\s+)?{MONTH}\s+)?(?P<y2>(?:19|20)\d{{2}})(?![-/\u2013]\d)"
+    rf"|\b{_RULE_ONLY}\s+(?:from|since)\s+(?:(?:\d{{1,2}}\s+)?{MONTH}\s+)?(?P<y3>(?:19|20)\d{{2}})(?![-/\u2013]\d)",
     re.I,
 )
 

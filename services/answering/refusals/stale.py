@@ -13,11 +13,14 @@ from datetime import date, datetime
 
 from shared.contracts.corpus import Chunk, Page, Paragraph, section_of
 from shared.contracts.refusals import LatestFigure, PageRef, StaleEvidence
-from services.answering.refusals.asking import amounts, asks_about_now, asks_for_figure
+from services.answering.refusals.asking import asks_about_now
 from services.answering.scope import asks, clauses
+from services.text.amounts import amounts
+from services.text.question import asks_for_figure
 from services.text.figures import period_start, years_named
 from services.text.sentences import statements
 from services.text.terms import query_terms, terms
+from services.text.units import under_example
 
 CURRENT_YEAR = "the current year"  # what a "this year / now" question asks for (StaleEvidence.asked_for)
 
@@ -64,7 +67,7 @@ def latest_figures(question: str, chunks: Sequence[Chunk], illustrative: frozens
 
 def example_chunks(chunks: Sequence[Chunk]) -> frozenset[str]:
     """Chunks under a heading that names an example (worked examples carry made-up years)."""
-    return frozenset(c.id for c in chunks if "example" in " ".join(c.heading_path[-3:]).lower())
+    return frozenset(c.id for c in chunks if under_example(c.heading_path[-3:]))
 
 
 def asked_years(question: str) -> list[tuple[int, bool]]:

@@ -17,23 +17,15 @@ import numpy as np
 
 from services.answering.stages.retrieval import terms_with_compounds
 from services.text.figures import YEAR_OR_SPAN, years_named
-from services.text.terms import query_terms, terms, words
-from services.text.units import EXAMPLE_TITLE, chunk_units, is_illustration, withdraws
+from services.text.tables import names_row_as_word
+from services.text.terms import query_terms, same_word
+from services.text.units import chunk_units, is_illustration, under_example, withdraws
 from shared.config import Settings, StitchingSettings
 from shared.contracts.corpus import chunk_of, section_of
 from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.index import CorpusIndex
 
 YEAR_WEIGHT = 2  # a period covering the named year outranks a single word of the follow-up
-MIN_STEM = 4  # a manual word shorter than this is too common to be the tail of a compound
-
-
-def same_word(asked: str, stated: str) -> bool:
-    """The follow-up's word and the manual's are the same thing: equal, or the asker's word is
-    a compound ending in the manual's ('bicycle' -> the manual's 'cycle')."""
-    return asked == stated or (len(stated) >= MIN_STEM and len(asked) > len(stated) + 1 and asked.endswith(stated))
-
-
 def answers_follow_up(text: str, new_terms: set[str], years: list[int]) -> int:
     """How much a sentence says about what the follow-up adds: its new terms the sentence
     contains (in the manual's word forms), plus YEAR_WEIGHT when the sentence's period covers
@@ -65,13 +57,6 @@ def in_earlier_period(text: str, year: int) -> bool:
     return False
 
 
-def names_row(label: str, new_terms: set[str]) -> bool:
-    """A table row's label, read as one word ('Motor cycle' -> 'motorcycle'), is a term the
-    follow-up adds: 'bicycle' names the 'Cycle' row, not the 'Motor cycle' one."""
-    whole = terms("".join(words(label)))
-    return bool(whole) and any(same_word(t, whole[0]) for t in new_terms)
-
-
 def condition_claims(
     state: PipelineState, sections: list[str], new_terms: set[str], years: list[int], stitching: StitchingSettings
 ) -> list[tuple[int, DraftSentence, list[DraftSentence]]]:
@@ -89,7 +74,7 @@ def condition_claims(
     for rank, page in enumerate(pages):
         notice: list[DraftSentence] = []  # the page's opening line saying its rule has ended, as in stitching
         for chunk in sorted(page.chunks, key=lambda c: c.position):
-            example = any(EXAMPLE_TITLE.search(h) for h in chunk.heading_path[-2:])
+            example = under_example(chunk.heading_path[-2:])
             units = [u for u in chunk_units(chunk, rank, stitching.local) if not u.heading]
             claims = [DraftSentence(text=u.text, citations=list(dict.fromkeys(p.id for p, _ in u.parts))) for u in units]
             if chunk.position == 0 and units and units[0].row is None and withdraws(units[0].text):
@@ -102,7 +87,7 @@ def condition_claims(
                 score = answers_follow_up(unit.text, new_terms, years)
                 # a table row whose label names the condition is the row for it: it outranks
                 # a sentence that only mentions it
-                if unit.row is not None and names_row(unit.cells.split("|")[0], new_terms):
+                if unit.row is not None and names_row_as_word(new_terms, unit.cells):
                     score += 1
                 if score:
                     whole = paragraphs.get(unit.paragraph.id, []) if unit.row is None and not (example or is_illustration(unit.text)) else []

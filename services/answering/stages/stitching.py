@@ -11,9 +11,10 @@ from shared.contracts.pipeline import DraftSentence, PipelineState
 from shared.contracts.refusals import StitchingFinding
 from shared.index import CorpusIndex
 from services.providers.base import Provider, StitchRequest
-from services.answering.refusals.asking import amounts
+from services.text.amounts import amounts
 from services.answering.refusals.conflict import Case, conflict_evidence, could_conflict, own_words
 from services.text.sentences import split_sentences
+from services.text.units import under_example
 from services.text.terms import query_terms, terms
 from services.providers.base import paragraphs_of
 
@@ -56,7 +57,7 @@ def step(state: PipelineState, settings: Settings, provider: Provider, index: Co
 
 
 def _is_example(chunk: Chunk) -> bool:
-    return "example" in " ".join(chunk.heading_path).lower()
+    return under_example(chunk.heading_path)
 
 
 def candidate_statements(question: str, index: CorpusIndex, dropped: list[str]) -> tuple[list[DraftSentence], dict[str, Paragraph]]:

@@ -27,7 +27,7 @@ from shared.contracts.api import Sentence, Verdict
 from shared.contracts.corpus import Paragraph
 from shared.contracts.pipeline import Draft, PipelineState, Query, SelectionResult, VerificationResult
 from services.providers.base import Provider, VerifyRequest, enforce, paragraphs_of
-from services.text.figures import checkable_facts
+from services.text.figures import checkable_facts, dated_fact
 from services.text.sentences import statements
 from services.text.terms import has_negation, terms
 from shared.index import CorpusIndex
@@ -61,10 +61,9 @@ def _coverage(claim_terms: list[str], source_terms: set[str]) -> float:
 
 def fact_kind(fact: str) -> str:
     """The kind of a normalised figure: date, tax year, percent, pence, reference or number."""
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", fact):
-        return "date"
-    if re.fullmatch(r"\d{4}-\d{2}", fact):
-        return "tax_year"
+    dated = dated_fact(fact)
+    if dated in ("date", "tax_year"):
+        return dated
     if fact.endswith("%"):
         return "percent"
     if fact.endswith("p") and fact[:-1].replace(".", "").isdigit():

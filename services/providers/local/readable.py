@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from shared.config import LocalStitchingSettings
 from services.text.tables import TERMINAL, rows_of
 from services.text.units import (
-    ANAPHOR, DEPENDENT, NOTE, SEE_NOTE, Unit, computation_line, introduces_list, list_items, withdraws,
+    DEPENDENT, NOTE, SEE_NOTE, Unit, computation_line, introduces_list, list_items, opens_with_anaphor, withdraws,
 )
 
 
@@ -139,7 +139,7 @@ def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSe
         if not same:
             continue
         # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
-        if (j > i and ANAPHOR.match(neighbour.text)) or neighbour.score >= tuning.neighbour_floor * floor:
+        if (j > i and opens_with_anaphor(neighbour.text)) or neighbour.score >= tuning.neighbour_floor * floor:
             out.append(j)
     return out
 
@@ -162,7 +162,7 @@ def minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> li
     intro = list_intro(units, i) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
     if intro is not None:
         need.append(intro)
-    if unit.row is None and ANAPHOR.match(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
+    if unit.row is None and opens_with_anaphor(unit.text) and i > 0 and units[i - 1].last_paragraph.id == unit.paragraph.id:
         need.append(i - 1)
     elif intro is None and finishes_line(units, i):
         need.append(i - 1)  # the line it finishes
@@ -171,7 +171,7 @@ def minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> li
     if word_count(units[k] for k in need) > room:
         return None
     verdict = i + 1  # "... a bonus of £7,500. This is taxable under Section 62": the verdict on it
-    if verdict < len(units) and units[verdict].row is None and units[verdict].paragraph.id == unit.last_paragraph.id and ANAPHOR.match(units[verdict].text):
+    if verdict < len(units) and units[verdict].row is None and units[verdict].paragraph.id == unit.last_paragraph.id and opens_with_anaphor(units[verdict].text):
         if word_count(units[k] for k in [*need, verdict]) <= room:
             need.append(verdict)
     return need

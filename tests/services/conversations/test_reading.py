@@ -115,14 +115,14 @@ def test_a_word_written_as_one_meets_the_manuals_two():
 
 
 def test_a_compound_word_names_the_manuals_row_for_it_and_not_its_neighbours():
-    from services.answering.stages.follow_up import names_row, same_word  # noqa: PLC0415
-    from services.text.terms import terms  # noqa: PLC0415
+    from services.text.tables import names_row_as_word  # noqa: PLC0415
+    from services.text.terms import same_word, terms  # noqa: PLC0415
 
     (bicycle,) = terms("bicycle")
     (motorcycle,) = terms("motorcycle")
-    assert names_row("Cycle ", {bicycle})
-    assert not names_row("Motor cycle ", {bicycle})  # the label read as one word is another vehicle
-    assert names_row("Motor cycle ", {motorcycle})
+    assert names_row_as_word({bicycle}, "Cycle | All | 20p")
+    assert not names_row_as_word({bicycle}, "Motor cycle | All | 24p")  # the label read as one word is another vehicle
+    assert names_row_as_word({motorcycle}, "Motor cycle | All | 24p")
     assert not same_word("strip", "trip")  # a one-letter head is not a compound
     assert not same_word("bicycle", "le")  # nor is a tail too short to be a word of its own
 

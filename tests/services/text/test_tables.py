@@ -6,7 +6,7 @@ from datetime import date
 from pathlib import Path
 
 from services.text.tables import (
-    Measure, has_header, header_rows, key_unit, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, rows_of, states_limit_near,
+    Measure, has_header, header_rows, key_unit, lookup_date, lookup_numbers, lookup_rows, names_row, render_row, rows_of,
     title_covers, title_ended,
 )
 from services.answering.stages.verification import check_claim
@@ -106,19 +106,6 @@ def test_a_title_bounding_its_rule_by_an_end_year_is_an_ended_rule() -> None:
     assert not title_ended("Van benefit from 2005/06: cash equivalent")
     assert not title_ended("Restricted securities: conditional shares acquired before 16 April 2003")
     assert not title_ended("Living accommodation: Section 106 ITEPA 2003: amount of benefit")
-
-
-def test_a_sentence_setting_a_limit_of_the_order_of_the_askers_amount_is_what_it_is_measured_against() -> None:
-    loan = [3600.0]  # "an interest-free season ticket loan of \u00a33,600"
-    # the manual's own sentences (EIM26140, EIM13505, EIM26155)
-    assert states_limit_near(loan, "No tax is chargeable if the total balance outstanding on all beneficial loans does not exceed \u00a35,000 throughout the year.")
-    assert states_limit_near([38000.0], "counts as employment income only to the extent that it exceeds \u00a330,000.")
-    assert states_limit_near([700.0], "the maximum amount advanced at any one time does not exceed \u00a31,000")
-    # an amount far from the asker's, one stated without a limit, the asker's own figure, or no amount asked
-    assert not states_limit_near(loan, "the maximum amount advanced at any one time does not exceed \u00a31,000")
-    assert not states_limit_near(loan, "The employer lent \u00a35,000 to the employee in June.")
-    assert not states_limit_near(loan, "A loan of \u00a33,600 that does not exceed the limit.")
-    assert not states_limit_near([], "does not exceed \u00a35,000")
 
 
 def test_a_number_looks_up_only_a_table_keyed_in_its_own_unit(corpus_dir: Path) -> None:

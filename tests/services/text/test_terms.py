@@ -34,3 +34,19 @@ def test_a_table_states_one_row_at_a_time_read_with_its_header() -> None:
     sentences = Paragraph(id="p", text="The rate is 45p. It applies from 2011.")
     assert statements(sentences) == statements(sentences, dated=True) == ["The rate is 45p.", "It applies from 2011."]
 
+
+
+def test_words_that_point_back_are_read_as_whole_words_of_three_kinds() -> None:
+    from services.text.terms import pointing_words  # noqa: PLC0415
+
+    assert pointing_words("Can I apply for that?") == {"refers", "pronoun"}
+    assert pointing_words("Do their costs count?") == {"pronoun"}
+    assert pointing_words("What is the figure?") == {"definite"}
+    assert pointing_words("Is there a theme to them?") == {"pronoun", "refers"}  # 'there', 'them'; 'theme' is no 'the'
+    assert pointing_words("Mileage rates for bicycles") == set()
+
+
+def test_a_dated_fact_is_a_year_a_tax_year_or_a_date() -> None:
+    from services.text.figures import dated_fact  # noqa: PLC0415
+
+    assert [dated_fact(f) for f in ("2013", "2013-14", "2013-04-06", "45p", "12345", "EIM31240")] == ["year", "tax_year", "date", None, None, None]

@@ -215,3 +215,15 @@ def test_a_notice_that_text_was_withheld_is_never_a_unit(corpus_dir: Path) -> No
     units = [u for c in chunks_of(corpus_dir, "EIM71319").chunks for u in chunk_units(c, 0, LocalStitchingSettings())]
     assert units and not any("withheld" in u.text for u in units)
     assert any(u.text.startswith("Where construction industry workers are supplied by agencies") for u in units)
+
+
+def test_a_worked_example_is_told_by_one_test_wherever_the_manual_names_it() -> None:
+    from services.text.units import gives_example, names_example, opens_example, opens_with_anaphor, under_example  # noqa: PLC0415
+
+    assert names_example("Car benefit: examples") and not names_example("Car benefit: exemptions")
+    assert under_example(["Employment Income Manual", "Example 2"]) and not under_example(["Employment Income Manual", "Vans"])
+    assert opens_example("  Example: deferred bonus") and not opens_example("For example, a bonus")
+    assert gives_example("For example, a bonus of £500") and gives_example("e.g. a bonus") and not gives_example("The example shows")
+    assert opens_with_anaphor("This is taxable.") and not opens_with_anaphor("However, this is taxable.")
+    assert is_signpost("See EIM74650 for an overview.") and is_signpost("Detailed guidance on troncs is provided in the PAYE Online Manual")
+    assert not is_signpost("See below.")
