@@ -79,15 +79,13 @@ def precise_threshold(probability: np.ndarray, right: np.ndarray, target: float)
     return 1.0
 
 
-def cross_validated_marks(answered: list[Answered], folds: int, seed: int | None, target: float) -> tuple[np.ndarray, float]:
-    """Out-of-fold probabilities (each from a model trained on the other folds' answers) and the
-    threshold they support."""
-    from taxnav.evaluation.ranker import grouped_folds  # noqa: PLC0415
-
+def cross_validated_marks(answered: list[Answered], folds: Sequence[tuple[np.ndarray, np.ndarray]], target: float) -> tuple[np.ndarray, float]:
+    """Out-of-fold probabilities (each from a model trained on the other ``folds``' answers:
+    (train, test) index arrays, grouped by gold page) and the threshold they support."""
     x = np.stack([a.signals for a in answered])
     y = np.array([a.right for a in answered])
     out = np.zeros(len(answered))
-    for train, test in grouped_folds(answered, folds, seed):
+    for train, test in folds:
         if len(set(y[train])) < 2:
             out[test] = y[train].mean() if len(train) else 0.0
             continue

@@ -321,7 +321,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         report["dialogs"] = {source: summarise([t for s, t in turns if s == source]) for source, _ in dialog_sets}
     answered = [a for a in answered if a is not None]
     if answered:
-        probability, threshold = cross_validated_marks(answered, args.folds, args.seed, PRECISION_TARGET)
+        probability, threshold = cross_validated_marks(answered, grouped_folds(answered, args.folds, args.seed), PRECISION_TARGET)
         report["marks"] = {"threshold": threshold, "target": PRECISION_TARGET, "by_set": mark_figures(answered, probability, threshold)}
         model = fit_answers(np.stack([a.signals for a in answered]), np.array([a.right for a in answered]), threshold, [f"{source}.jsonl" for source, _ in sets])
         for path in (args.out / "answers.json", *([args.answers_out] if args.answers_out else [])):

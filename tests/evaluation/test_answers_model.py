@@ -8,6 +8,7 @@ import numpy as np
 
 from services.ranking.assurance import ANSWER_EXTRACTOR
 from taxnav.evaluation.answers_model import Answered, cross_validated_marks, fit_answers, mark_figures, precise_threshold
+from taxnav.evaluation.ranker import grouped_folds
 
 
 def test_the_threshold_is_the_lowest_that_reaches_the_target() -> None:
@@ -24,7 +25,7 @@ def test_out_of_fold_marks_separate_right_from_wrong_and_report_both_marks() -> 
     signals = rng.normal(size=(n, len(names)))
     signals[:, 0] += np.where(right, 1.5, -1.5)  # the best page's probability tells them apart
     answered = [Answered("set", f"Q{i}", [f"EIM{i}"], signals[i], bool(right[i]), lead_marked=True) for i in range(n)]
-    probability, threshold = cross_validated_marks(answered, 5, None, 0.8)
+    probability, threshold = cross_validated_marks(answered, grouped_folds(answered, 5), 0.8)
     assert probability[right].mean() > probability[~right].mean() + 0.3
     figures = mark_figures(answered, probability, threshold)["all"]
     assert figures["model_marked_right"] >= 0.8 and figures["model_wrong_marked"] < 0.3

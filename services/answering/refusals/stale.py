@@ -19,7 +19,7 @@ from services.text.amounts import amounts
 from services.text.question import asks_for_figure
 from services.text.figures import period_start, years_named
 from services.text.sentences import statements
-from services.text.terms import query_terms, terms
+from services.text.terms import query_terms, terms, words
 from services.text.units import under_example
 
 CURRENT_YEAR = "the current year"  # what a "this year / now" question asks for (StaleEvidence.asked_for)
@@ -70,16 +70,26 @@ def example_chunks(chunks: Sequence[Chunk]) -> frozenset[str]:
     return frozenset(c.id for c in chunks if under_example(c.heading_path[-3:]))
 
 
+# How a clause opens when it asks for a value for its period, not yes or no about a rule:
+# "what's the charge for 2025-26?", "and for the 2027-28 tax year?", "how much in 2026?".
+_VALUE_OPENERS = ("what", "which", "for", "in", "from", "during")
+_LINKS = frozenset("and but so then also or".split())
+
+
+def asks_for_a_value(clause: str) -> bool:
+    said = [w for w in words(clause)[:4] if w not in _LINKS]
+    return bool(said) and (said[0].startswith(_VALUE_OPENERS) or said[:2] in (["how", "much"], ["how", "many"]))
+
+
 def asked_years(question: str) -> list[tuple[int, bool]]:
     """The years (and tax years) the question asks a figure for: named in a clause that asks,
-    of a question that asks for a figure. A year in the asker's story ("I was made redundant in
-    November 2020. Do I pay tax on it?") dates what happened, not the figure wanted; a year a
-    question names while asking for a rule is the rule's (a rule dated after the manual is
-    low_coverage's ``later_rule``)."""
+    when the question asks for a figure or that clause asks for a value for its period. A year
+    in the asker's story ("I was made redundant in November 2020. Do I pay tax on it?") dates
+    what happened, not the figure wanted; nor does one in a yes-or-no question about a rule
+    ("if he leaves during 2022/23, should the P11D show it pro rata?")."""
     asking = [c for c in clauses(question) if asks(c)]
-    if not any(asks_for_figure(c) for c in asking):
-        return []
-    return [year for c in asking for year in years_named(c)]
+    figure = any(asks_for_figure(c) for c in asking)
+    return [year for c in asking if figure or asks_for_a_value(c) for year in years_named(c)]
 
 
 def stale_evidence(

@@ -15,7 +15,7 @@ from gateway.app import create_app
 from tests.support.gateway import wait_ready
 from services.runtime.dispatch import answer, submit
 from services.errors import PipelineTimeout, Unavailable
-from services.answering.pipeline import new_state
+from services.answering.pipeline import EVERY_QUESTION, new_state
 from services.runtime.question_store import MemoryStore
 from services.runtime.workers import WorkerPool, purge
 from shared.config import Settings
@@ -85,7 +85,7 @@ def test_stage_events_arrive_once_each_in_order(cluster):
     settings, _ = cluster
     seen: list[str] = []
     result = answer(QuestionRequest(question=QUESTIONS[1]), settings, on_event=lambda name, trace: seen.append(name))
-    assert seen == [t.stage for t in result.trace] and len(seen) == 6
+    assert seen == [t.stage for t in result.trace] and len(seen) == len(EVERY_QUESTION)
 
 
 def test_gateway_in_distributed_mode_answers_polls_and_streams(cluster, slice_settings):
@@ -102,7 +102,7 @@ def test_gateway_in_distributed_mode_answers_polls_and_streams(cluster, slice_se
         with client.stream("GET", f"/v1/questions/{qid}/events") as stream:
             blocks = stream.read().decode().strip().split("\n\n")
         kinds = [dict(line.split(": ", 1) for line in block.splitlines())["event"] for block in blocks]
-        assert kinds == ["stage"] * 6 + ["result"]
+        assert kinds == ["stage"] * len(EVERY_QUESTION) + ["result"]
         final = client.get(f"/v1/questions/{qid}")
         assert final.status_code == 200 and final.json()["id"] == qid
         result_event = json.loads(dict(line.split(": ", 1) for line in blocks[-1].splitlines())["data"])

@@ -42,6 +42,7 @@ def test_a_year_in_the_askers_story_or_in_a_rule_question_is_not_stale() -> None
     # the year asked a figure for, alone or in a follow-up read with its subject's figure question
     assert stale("I drive a works van. What's the van benefit charge for 2025-26?", PAGES_2014) is not None
     assert stale("And what will it be for 2025-26? How much is the van benefit charge?", PAGES_2014) is not None
+    assert stale("And for the 2027-28 tax year? I use a company van. What's the taxable benefit?", PAGES_2014) is not None
 
 
 def test_not_stale_for_a_year_the_pages_cover() -> None:
