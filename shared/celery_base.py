@@ -29,6 +29,8 @@ from queue import Empty
 
 import redis
 from celery import Celery
+from celery.worker import state as worker_state
+from celery.worker.control import inspect_command
 from kombu.transport import virtual
 from kombu.transport.redis import Channel as RedisChannel
 from kombu.transport.redis import QoS as RedisQoS
@@ -306,6 +308,19 @@ def make_app(main: str, settings: Settings, include: list[str], task_routes: dic
         task_routes=task_routes,
     )
     return app
+
+
+@inspect_command()
+def stage_queues(state: object) -> dict[str, dict[str, int]]:
+    """The queues this worker consumes, each with the tasks it has taken from it so far (its
+    app's tasks routed there): readiness (services/workers.py ``queue_states``) tells a worker
+    that stopped taking, alive and answering, from one that is working. Readiness broadcasts it
+    to every worker, so every app of ours answers it, the ingest worker's included (it raised
+    KeyError, a traceback in its log per readiness check)."""
+    consumer = state.consumer.task_consumer  # type: ignore[attr-defined]
+    queues = [queue.name for queue in consumer.queues] if consumer else []
+    routes = state.app.conf.task_routes or {}  # type: ignore[attr-defined]
+    return {"taken": {queue: sum(worker_state.total_count.get(name, 0) for name, route in routes.items() if route.get("queue") == queue) for queue in queues}}
 
 
 def size_broker_pool(app: Celery, concurrency: int) -> int:

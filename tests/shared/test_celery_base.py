@@ -73,3 +73,37 @@ def test_a_worker_acks_into_a_full_redis_and_keeps_consuming(tmp_path: Path) -> 
             assert channel.qos.can_consume()
             client = server.client()
             assert client.hlen(channel.unacked_key) == 0 and client.zcard(channel.unacked_index_key) == 0
+
+
+def test_the_ingest_worker_answers_the_readiness_broadcast(tmp_path: Path) -> None:
+    """Readiness broadcasts `stage_queues` to every worker on the broker: the ingest worker
+    answered each with a KeyError traceback in its log; it answers with its own queue now
+    (which readiness ignores: not a stage queue)."""
+    prefix = f"test-celery-base-{uuid.uuid4().hex[:8]}:"
+    settings = Settings(data_dir=tmp_path, redis_url=REDIS_URL, celery={"key_prefix": prefix})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TAXNAV_REDIS_URL": REDIS_URL, "TAXNAV_CELERY__KEY_PREFIX": prefix,
+           "TAXNAV_DATA_DIR": str(tmp_path)}  # fmt: skip
+    name = f"ingest-{uuid.uuid4().hex[:6]}"
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "ingest_worker.celery_app", "worker", "-Q", "ingest", "-n", f"{name}@%h",
+             "--pool", "solo", "--without-gossip", "--without-mingle", "--loglevel", "warning"],
+            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        control = make_app("probe", settings, [], {}).control
+        answer: dict = {}
+        deadline = time.monotonic() + 60
+        while not answer and time.monotonic() < deadline:
+            replies = control.broadcast("stage_queues", reply=True, timeout=1.0) or []
+            answer = next((a for reply in replies for node, a in reply.items() if node.startswith(name)), {})
+        assert answer == {"taken": {"ingest": 0}}
+        assert "Traceback" not in log.read_text(errors="replace")
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        client = redis.Redis.from_url(REDIS_URL)
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
