@@ -16,6 +16,7 @@ Exit 0 only when no question was lost, no container crashed and every error was 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -535,10 +536,17 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="leave the stack up at the end (to look at it)")
     parser.add_argument("--prepare", action="store_true", help="only the engine, compose, images and wheels")
     args = parser.parse_args()
-    if args.prepare:
-        print(prepare())
-        return 0
-    return check(args)
+    STATE.mkdir(exist_ok=True)
+    with open(STATE / "lock", "w") as lock:
+        try:  # two runs at once would tear each other's stack down
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("another stack-check is running here (.stack-check/lock)")
+            return 2
+        if args.prepare:
+            print(prepare())
+            return 0
+        return check(args)
 
 
 if __name__ == "__main__":

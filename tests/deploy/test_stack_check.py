@@ -116,3 +116,19 @@ def test_at_least_a_hundred_distinct_labelled_questions() -> None:
     asked = stack_check.questions(120)
     assert len(asked) == len(set(asked)) == 120
     assert asked == stack_check.questions(120)  # the same ones every run
+
+
+def test_a_second_run_while_one_runs_stops_at_once() -> None:
+    """Two runs at once would tear each other's stack down: the second exits 2 before starting."""
+    import fcntl
+    import subprocess
+
+    (ROOT / ".stack-check").mkdir(exist_ok=True)
+    with open(ROOT / ".stack-check" / "lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # a real run holds it: the second run must stop all the same
+        second = subprocess.run([sys.executable, str(ROOT / "deploy" / "stack_check.py"), "--prepare"],
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert second.returncode == 2 and "another stack-check is running" in second.stderr
