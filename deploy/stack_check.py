@@ -267,39 +267,66 @@ def questions(limit: int) -> list[str]:
 
 class Tally:
     """Every question's ending: answered, refused, a typed error (by type), untyped, or lost
-    (no reply by LOST_AFTER_S, or the deadline's `timeout`: either way no result)."""
+    (the deadline's `timeout`, or no ending at all by ``lost_after_s``: either way no result).
 
-    def __init__(self, lost_after_s: float = LOST_AFTER_S) -> None:
-        self.lost_after_s = lost_after_s
+    Asked as a client that follows its question: POST with wait=false, then GET its result
+    until it ends; a GET refused meanwhile (a typed 503 while Redis restarts) is asked again,
+    as its Retry-After says: what counts is how the question itself ended. Each lost one is
+    kept with the stages it got through, to tell a slow stack from a message gone."""
+
+    def __init__(self, lost_after_s: float = LOST_AFTER_S, poll_s: float = 0.5) -> None:
+        self.lost_after_s, self.poll_s = lost_after_s, poll_s
+        self.started = time.monotonic()
         self.lock = threading.Lock()
         self.outcomes: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
         self.untyped: list[str] = []
+        self.lost: list[dict] = []
 
-    def ask(self, url: str, question: str) -> str:
-        request = urllib.request.Request(url + "/v1/questions", data=json.dumps({"question": question}).encode(),
-                                         headers={"content-type": "application/json"}, method="POST")  # fmt: skip
+    def call(self, url: str, body: dict | None = None) -> tuple[int, dict]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=self.lost_after_s) as response:  # noqa: S310
-                status, body = response.status, parse(response.read())
+                return response.status, parse(response.read())
         except urllib.error.HTTPError as exc:
-            status, body = exc.code, parse(exc.read())
+            return exc.code, parse(exc.read())
         except (OSError, TimeoutError):
-            status, body = 0, {}
+            return 0, {}
+
+    def ask(self, url: str, question: str) -> str:
+        started = time.monotonic()
+        status, body = self.call(url + "/v1/questions?wait=false", {"question": question})
+        qid, stages = body.get("id"), []
+        if status == 202 and qid:
+            while True:
+                status, body = self.call(f"{url}/v1/questions/{qid}")
+                if status == 202:
+                    stages = body.get("stages_done", stages)
+                elif not (status in (0, 503) and body.get("error", {}).get("type") in (None, "unavailable")):
+                    break  # its ending (a 503 or no reply: the gateway or Redis away for now)
+                if time.monotonic() - started > self.lost_after_s:
+                    status, body = 0, {}
+                    break
+                time.sleep(self.poll_s)
+        error = body.get("error") if isinstance(body.get("error"), dict) else {}
         if status == 200 and body.get("status") in ("answered", "refused"):
             outcome = body["status"]
-        elif status == 0 or body.get("error", {}).get("type") == "timeout":
+        elif status == 0 or error.get("type") == "timeout":
             outcome = "lost"
-        elif isinstance(body.get("error"), dict) and body["error"].get("type"):
+        elif error.get("type"):
             outcome = "typed_error"
-            with self.lock:
-                self.errors[body["error"]["type"]] += 1
         else:
             outcome = "untyped_error"
-            with self.lock:
-                self.untyped.append(f"{status}: {json.dumps(body)[:200]}")
         with self.lock:
             self.outcomes[outcome] += 1
+            if outcome == "typed_error":
+                self.errors[error["type"]] += 1
+            elif outcome == "untyped_error":
+                self.untyped.append(f"{status}: {json.dumps(body)[:200]}")
+            elif outcome == "lost":
+                self.lost.append({"id": qid, "question": question[:80], "stages_done": stages, "reply": status,
+                                  "asked_at_s": round(started - self.started, 1), "after_s": round(time.monotonic() - started, 1)})  # fmt: skip
         return outcome
 
 
@@ -366,6 +393,10 @@ if keys:
 """
 
 
+T0 = time.monotonic()  # the load's start: the faults' and the lost questions' times count from it
+FAULTS: list[tuple[float, str]] = []
+
+
 def kill_mid_question(stack: Stack, service: str, killed: Counter[str]) -> bool:
     """SIGKILL a replica of ``service`` while it has a task in hand; started again by the check
     (so Docker's restart count of a crash is told from these)."""
@@ -375,6 +406,7 @@ def kill_mid_question(stack: Stack, service: str, killed: Counter[str]) -> bool:
             if busy(container):
                 run("docker", "kill", "-s", "KILL", container, check=False, timeout=60)
                 killed[container] += 1
+                FAULTS.append((round(time.monotonic() - T0, 1), f"killed {service} {container[:12]}"))
                 log(f"killed {service} replica {container[:12]} mid-question")
                 time.sleep(2)
                 run("docker", "start", container, check=False, timeout=120)
@@ -387,6 +419,7 @@ def restart_redis(stack: Stack) -> float:
     started = time.monotonic()
     (redis_container,) = stack.containers("redis")
     log("restarting Redis under load")
+    FAULTS.append((round(time.monotonic() - T0, 1), "Redis restarted"))
     run("docker", "restart", "-t", "10", redis_container, timeout=120)
     stack.ready(180)
     return time.monotonic() - started
@@ -475,6 +508,8 @@ def check(args: argparse.Namespace) -> int:
                     asked_so_far[0] += 1
                 tally.ask(stack.url, asked[n % len(asked)])
 
+        global T0
+        T0 = tally.started = time.monotonic()
         with ThreadPoolExecutor(args.concurrency) as pool:
             runs = [pool.submit(asker) for _ in range(args.concurrency)]
             time.sleep(5)
@@ -510,6 +545,10 @@ def check(args: argparse.Namespace) -> int:
         report["crashed"] = crashed
     finally:
         mark = time.monotonic()
+        if tally.lost or tally.untyped or report.get("crashed"):
+            logs = STATE / "last-failure-logs.txt"
+            logs.write_text(stack("logs", "--no-color", "--timestamps", timeout=300, check=False).stdout)
+            log(f"the services' logs: {logs.relative_to(ROOT)}")
         if not args.keep:
             log("tearing down: containers, networks, volumes, dangling images")
             stack.down()
@@ -517,7 +556,7 @@ def check(args: argparse.Namespace) -> int:
         outcomes = tally.outcomes
         report.update(questions=sum(outcomes.values()), answered=outcomes["answered"], refused=outcomes["refused"],
                       lost=outcomes["lost"], untyped_errors=outcomes["untyped_error"], typed_errors=dict(tally.errors),
-                      untyped_samples=tally.untyped[:10], seconds=round(time.monotonic() - started, 1))  # fmt: skip
+                      untyped_samples=tally.untyped[:10], lost_questions=tally.lost[:20], faults=FAULTS, seconds=round(time.monotonic() - started, 1))  # fmt: skip
         report["passed"] = passed(report, args.kills, args.redis_restarts)
         (ROOT / "reports").mkdir(exist_ok=True)
         (ROOT / "reports" / "stack-check.json").write_text(json.dumps(report, indent=2) + "\n")

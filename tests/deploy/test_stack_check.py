@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,34 +17,47 @@ from tests.deploy.compose_cli import ROOT
 sys.path.insert(0, str(ROOT / "deploy"))
 import stack_check  # noqa: E402
 
-REPLIES = {  # question -> (status, body, seconds before replying)
-    "answered": (200, {"status": "answered"}, 0),
-    "refused": (200, {"status": "refused"}, 0),
-    "full": (503, {"error": {"type": "unavailable", "message": "Redis is full"}}, 0),
-    "deadline": (504, {"error": {"type": "timeout", "message": "did not finish"}}, 0),
-    "nginx": (502, "<html>502 Bad Gateway</html>", 0),
-    "silent": (200, {"status": "answered"}, 3),
+# question -> what GET /v1/questions/{id} answers, in turn (the last one for ever after)
+ENDINGS: dict[str, list[tuple[int, object]]] = {
+    "answered": [(202, {"stages_done": ["retrieval"]}), (200, {"status": "answered"})],
+    "refused": [(200, {"status": "refused"})],
+    "model down": [(502, {"error": {"type": "provider_error", "message": "selection failed"}})],
+    "deadline": [(202, {"stages_done": ["retrieval", "expansion"]}), (504, {"error": {"type": "timeout", "message": "late"}})],
+    "nginx": [(502, "<html>502 Bad Gateway</html>")],
+    "silent": [(202, {"stages_done": ["retrieval"]})],
+    "redis restarts": [(503, {"error": {"type": "unavailable", "message": "Redis"}}), (0, None), (200, {"status": "answered"})],
 }
+NOT_ADMITTED = {"full": (503, {"error": {"type": "unavailable", "message": "Redis is full"}}), "nginx down": (502, "<html>bad</html>")}
 
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[str]:
+    reads: dict[str, int] = {}
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802
-            question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["question"]
-            status, body, delay = REPLIES[question]
-            time.sleep(delay)
+        def reply(self, status: int, body: object) -> None:
+            if status == 0:  # the connection closed with no reply (a gateway or proxy restarting)
+                self.close_connection = True
+                return
             payload = (body if isinstance(body, str) else json.dumps(body)).encode()
             self.send_response(status)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            try:
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            self.wfile.write(payload)
+
+        def do_POST(self) -> None:  # noqa: N802
+            assert self.path == "/v1/questions?wait=false"
+            question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["question"]
+            self.reply(*NOT_ADMITTED.get(question, (202, {"id": question.replace(" ", "-")})))
+
+        def do_GET(self) -> None:  # noqa: N802
+            qid = self.path.rsplit("/", 1)[1]
+            endings = ENDINGS[qid.replace("-", " ")]
+            reads[qid] = reads.get(qid, -1) + 1
+            self.reply(*endings[min(reads[qid], len(endings) - 1)])
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -54,12 +66,19 @@ def gateway() -> Iterator[str]:
     server.shutdown()
 
 
-def test_each_reply_counts_as_what_it_is(gateway: str) -> None:
-    tally = stack_check.Tally(lost_after_s=1.0)
-    outcomes = {question: tally.ask(gateway, question) for question in REPLIES}
-    assert outcomes == {"answered": "answered", "refused": "refused", "full": "typed_error", "deadline": "lost",
-                        "nginx": "untyped_error", "silent": "lost"}  # fmt: skip
-    assert tally.errors == {"unavailable": 1} and tally.untyped[0].startswith("502")
+def test_each_question_counts_as_it_ended(gateway: str) -> None:
+    tally = stack_check.Tally(lost_after_s=1.5, poll_s=0.05)
+    outcomes = {question: tally.ask(gateway, question) for question in [*ENDINGS, *NOT_ADMITTED]}
+    assert outcomes == {
+        "answered": "answered", "refused": "refused", "model down": "typed_error", "deadline": "lost",
+        "nginx": "untyped_error", "silent": "lost", "redis restarts": "answered",  # followed through the restart
+        "full": "typed_error", "nginx down": "untyped_error",
+    }  # fmt: skip
+    assert tally.errors == {"provider_error": 1, "unavailable": 1}
+    assert sorted(tally.untyped) == ["502: {}", "502: {}"]
+    lost = {entry["id"]: entry for entry in tally.lost}
+    assert lost["deadline"]["stages_done"] == ["retrieval", "expansion"] and lost["deadline"]["reply"] == 504
+    assert lost["silent"]["reply"] == 0 and lost["silent"]["after_s"] >= 1.5
 
 
 def test_a_task_is_in_hand_from_received_until_it_ends() -> None:
