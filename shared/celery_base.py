@@ -35,9 +35,9 @@ from kombu.transport import virtual
 from kombu.transport.redis import Channel as RedisChannel
 from kombu.transport.redis import QoS as RedisQoS
 from kombu.transport.redis import Transport as RedisTransport
-from redis.client import Pipeline
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import dumps, loads
+from redis.client import Pipeline
 from redis.exceptions import OutOfMemoryError
 
 from shared.config import Settings
