@@ -312,7 +312,8 @@ class Tally:
         error = body.get("error") if isinstance(body.get("error"), dict) else {}
         if status == 200 and body.get("status") in ("answered", "refused"):
             outcome = body["status"]
-        elif status == 0 or error.get("type") == "timeout":
+        elif status == 0 or error.get("type") == "timeout" or (qid and error.get("type") == "not_found"):
+            # (not_found: a question the gateway took and then forgot, its record gone)
             outcome = "lost"
         elif error.get("type"):
             outcome = "typed_error"

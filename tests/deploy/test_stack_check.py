@@ -26,6 +26,7 @@ ENDINGS: dict[str, list[tuple[int, object]]] = {
     "nginx": [(502, "<html>502 Bad Gateway</html>")],
     "silent": [(202, {"stages_done": ["retrieval"]})],
     "redis restarts": [(503, {"error": {"type": "unavailable", "message": "Redis"}}), (0, None), (200, {"status": "answered"})],
+    "forgotten": [(202, {"stages_done": []}), (404, {"error": {"type": "not_found", "message": "No question"}})],
 }
 NOT_ADMITTED = {"full": (503, {"error": {"type": "unavailable", "message": "Redis is full"}}), "nginx down": (502, "<html>bad</html>")}
 
@@ -72,6 +73,7 @@ def test_each_question_counts_as_it_ended(gateway: str) -> None:
     assert outcomes == {
         "answered": "answered", "refused": "refused", "model down": "typed_error", "deadline": "lost",
         "nginx": "untyped_error", "silent": "lost", "redis restarts": "answered",  # followed through the restart
+        "forgotten": "lost",  # taken, then its record gone
         "full": "typed_error", "nginx down": "untyped_error",
     }  # fmt: skip
     assert tally.errors == {"provider_error": 1, "unavailable": 1}
