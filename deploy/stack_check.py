@@ -274,8 +274,11 @@ class Tally:
     as its Retry-After says: what counts is how the question itself ended. Each lost one is
     kept with the stages it got through, to tell a slow stack from a message gone."""
 
-    def __init__(self, lost_after_s: float = LOST_AFTER_S, poll_s: float = 0.5) -> None:
-        self.lost_after_s, self.poll_s = lost_after_s, poll_s
+    def __init__(self, lost_after_s: float = LOST_AFTER_S, poll_s: float = 0.5, settle_s: float = 10.0) -> None:
+        # settle_s: a 503 `unavailable` that lasts this long is the question's own ending (a
+        # stage that could not write to Redis ends it so), not a read refused while Redis
+        # restarts (a second or two).
+        self.lost_after_s, self.poll_s, self.settle_s = lost_after_s, poll_s, settle_s
         self.started = time.monotonic()
         self.lock = threading.Lock()
         self.outcomes: Counter[str] = Counter()
@@ -297,14 +300,17 @@ class Tally:
     def ask(self, url: str, question: str) -> str:
         started = time.monotonic()
         status, body = self.call(url + "/v1/questions?wait=false", {"question": question})
-        qid, stages = body.get("id"), []
+        qid, stages, last, refused_since = body.get("id"), [], None, None
         if status == 202 and qid:
             while True:
                 status, body = self.call(f"{url}/v1/questions/{qid}")
+                last = (status, (body.get("error") or {}).get("type") if isinstance(body.get("error"), dict) else None)
+                away = status in (0, 503) and last[1] in (None, "unavailable")  # Redis or the gateway away for now?
+                refused_since = (refused_since or time.monotonic()) if away else None
                 if status == 202:
                     stages = body.get("stages_done", stages)
-                elif not (status in (0, 503) and body.get("error", {}).get("type") in (None, "unavailable")):
-                    break  # its ending (a 503 or no reply: the gateway or Redis away for now)
+                elif not away or (status == 503 and time.monotonic() - refused_since >= self.settle_s):
+                    break  # its ending
                 if time.monotonic() - started > self.lost_after_s:
                     status, body = 0, {}
                     break
@@ -326,7 +332,7 @@ class Tally:
             elif outcome == "untyped_error":
                 self.untyped.append(f"{status}: {json.dumps(body)[:200]}")
             elif outcome == "lost":
-                self.lost.append({"id": qid, "question": question[:80], "stages_done": stages, "reply": status,
+                self.lost.append({"id": qid, "question": question[:80], "stages_done": stages, "reply": status, "last_read": last,
                                   "asked_at_s": round(started - self.started, 1), "after_s": round(time.monotonic() - started, 1)})  # fmt: skip
         return outcome
 

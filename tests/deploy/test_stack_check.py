@@ -27,6 +27,7 @@ ENDINGS: dict[str, list[tuple[int, object]]] = {
     "silent": [(202, {"stages_done": ["retrieval"]})],
     "redis restarts": [(503, {"error": {"type": "unavailable", "message": "Redis"}}), (0, None), (200, {"status": "answered"})],
     "forgotten": [(202, {"stages_done": []}), (404, {"error": {"type": "not_found", "message": "No question"}})],
+    "ended unavailable": [(202, {"stages_done": []}), (503, {"error": {"type": "unavailable", "message": "Redis"}})],
 }
 NOT_ADMITTED = {"full": (503, {"error": {"type": "unavailable", "message": "Redis is full"}}), "nginx down": (502, "<html>bad</html>")}
 
@@ -68,15 +69,16 @@ def gateway() -> Iterator[str]:
 
 
 def test_each_question_counts_as_it_ended(gateway: str) -> None:
-    tally = stack_check.Tally(lost_after_s=1.5, poll_s=0.05)
+    tally = stack_check.Tally(lost_after_s=1.5, poll_s=0.05, settle_s=0.5)
     outcomes = {question: tally.ask(gateway, question) for question in [*ENDINGS, *NOT_ADMITTED]}
     assert outcomes == {
         "answered": "answered", "refused": "refused", "model down": "typed_error", "deadline": "lost",
         "nginx": "untyped_error", "silent": "lost", "redis restarts": "answered",  # followed through the restart
         "forgotten": "lost",  # taken, then its record gone
+        "ended unavailable": "typed_error",  # a stage could not write to Redis: it ended so
         "full": "typed_error", "nginx down": "untyped_error",
     }  # fmt: skip
-    assert tally.errors == {"provider_error": 1, "unavailable": 1}
+    assert tally.errors == {"provider_error": 1, "unavailable": 2}
     assert sorted(tally.untyped) == ["502: {}", "502: {}"]
     lost = {entry["id"]: entry for entry in tally.lost}
     assert lost["deadline"]["stages_done"] == ["retrieval", "expansion"] and lost["deadline"]["reply"] == 504
