@@ -10,7 +10,7 @@ PORT ?= 8000
 # Root installs with apt-get directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query screens up down config
+.PHONY: setup test-deps chromium redis demo ingest serve ask test eval eval-heldout eval-sweep bench bench-ingest bench-query screens up down config stack-check
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -102,6 +102,12 @@ up:
 down:
 	@$(FIND_COMPOSE); $(NEEDS_DAEMON); \
 	set -x; $$compose --profile local --profile servers down
+
+# The distributed stack for real on this machine (as root: it may install docker.io and
+# debootstrap and start dockerd): build, up with all three manuals, scale, kill replicas
+# mid-question, restart and fill Redis, tear down; reports/stack-check.json (deploy/stack_check.py).
+stack-check: setup
+	$(PY) deploy/stack_check.py
 
 config:
 	@$(FIND_COMPOSE); \

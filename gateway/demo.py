@@ -1,5 +1,6 @@
 """Ask one question through a real gateway: start `taxnav serve` in a subprocess, wait until
-it is ready, POST the question, print the answer (or the refusal), stop the server.
+it is ready, POST the question, print the answer (or the refusal), stop the server and say so
+(with how to keep one running).
 
     python -m gateway.demo --data-dir data --port 8000 --question "..."
 """
@@ -88,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if response.status_code == 200 else 1
     finally:
         stop_server(server)
+        # Said plainly: the address printed above no longer answers once the demo returns.
+        print(f"\nStopped the gateway at {base_url}: the demo ends with it. To keep one running: "
+              f"make serve (taxnav serve --data-dir {args.data_dir} --port {args.port}).")  # fmt: skip
 
 
 if __name__ == "__main__":

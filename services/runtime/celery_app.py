@@ -10,8 +10,6 @@ import logging
 from celery import Celery
 from celery.apps.worker import Worker
 from celery.signals import worker_init
-from celery.worker import state as worker_state
-from celery.worker.control import inspect_command
 
 from services.answering.pipeline import STAGE_QUEUES
 from shared.celery_base import make_app, size_broker_pool
@@ -40,13 +38,3 @@ def size_pools(sender: Worker, **_: object) -> None:
     opens its question store with the same size)."""
     if sender.app is celery_app:
         log.info("stage worker: %d Redis connections per pool", size_broker_pool(celery_app, sender.concurrency))
-
-
-@inspect_command()
-def stage_queues(state: object) -> dict[str, dict[str, int]]:
-    """The stage queues this worker consumes, each with the tasks it has taken from it so far:
-    readiness (services/runtime/workers.py ``queue_states``) tells a worker that stopped taking, alive
-    and answering, from one that is working."""
-    consumer = state.consumer.task_consumer  # type: ignore[attr-defined]
-    queues = [queue.name for queue in consumer.queues] if consumer else []
-    return {"taken": {queue: worker_state.total_count.get(stage_task_name(queue), 0) for queue in queues}}

@@ -81,7 +81,7 @@ class QueueState:
 
 def queue_states(settings: Settings, timeout_s: float = 1.0) -> dict[str, QueueState]:
     """Each stage queue's consumers and their progress (one remote-control broadcast over the
-    broker: every live worker answers with its queues, services/runtime/celery_app.py ``stage_queues``)
+    broker: every live worker answers with its queues, shared/celery_base.py ``stage_queues``)
     and the messages waiting in it. Raises the broker's error when unreachable."""
     app = celery_for(settings)
     replies = app.control.broadcast("stage_queues", reply=True, timeout=timeout_s) or []

@@ -124,10 +124,38 @@ def test_app_services_run_in_distributed_mode(app_services: dict[str, dict[str, 
         assert settings.redis_url.startswith("redis://redis:"), name
 
 
-def test_app_services_share_one_image(app_services: dict[str, dict[str, Any]]) -> None:
+def test_app_services_share_one_image_built_once(app_services: dict[str, dict[str, Any]]) -> None:
+    """One build (a build per service built the same image nine times and left eight dangling);
+    the others run its image and never look for it in a registry."""
     assert len({svc["image"] for svc in app_services.values()}) == 1
+    builders = {name: svc for name, svc in app_services.items() if "build" in svc}
+    assert set(builders) == {"init"}
+    assert (ROOT / builders["init"]["build"]["dockerfile"]).resolve() == DOCKERFILE
+    assert builders["init"]["build"]["args"]["BASE_IMAGE"] == "python:3.11-slim"
     for name, svc in app_services.items():
-        assert (ROOT / svc["build"]["dockerfile"]).resolve() == DOCKERFILE, name
+        assert svc["pull_policy"] == ("build" if name == "init" else "never"), name
+
+
+def test_images_are_variables_and_the_gateway_is_published_on_loopback(resolved: dict[str, Any], tmp_path: Path) -> None:
+    """Behind a firewall the images come from a private registry; the one published port is
+    this machine's only unless the operator says otherwise."""
+    (port,) = resolved["services"]["proxy"]["ports"]
+    assert port["host_ip"] == "127.0.0.1" and port["published"] == "8000"
+    (tmp_path / "docker-compose.yml").write_text(COMPOSE_FILE.read_text())
+    (tmp_path / ".env").write_text("BASE_IMAGE=mirror/py\nREDIS_IMAGE=mirror/redis\nPROXY_IMAGE=mirror/nginx\nGATEWAY_HOST_ADDR=0.0.0.0\n")
+    done = run_compose("--profile", "local", "config", "--format", "json", compose_file=tmp_path / "docker-compose.yml")
+    assert done.returncode == 0, done.stderr
+    services = json.loads(done.stdout)["services"]
+    assert services["init"]["build"]["args"]["BASE_IMAGE"] == "mirror/py"
+    assert services["redis"]["image"] == "mirror/redis" and services["proxy"]["image"] == "mirror/nginx"
+    assert services["proxy"]["ports"][0]["host_ip"] == "0.0.0.0"
+
+
+def test_redis_takes_the_other_containers(resolved: dict[str, Any]) -> None:
+    """No config file, no password: redis-server's protected mode refuses every non-loopback
+    client unless turned off (the official image does it itself, Debian's redis-server not)."""
+    command = resolved["services"]["redis"]["command"]
+    assert option(command, "--protected-mode") == ["no"] and option(command, "--dir") == ["/data"]
 
 
 # --- Queues -------------------------------------------------------------------------------
@@ -199,8 +227,13 @@ def check_command(command: list[str]) -> None:
         raise AssertionError(f"unknown program {program!r}")
 
 
+def copy_sources() -> list[str]:
+    """What the Dockerfile's COPY lines take from the build context (not from a build stage)."""
+    return [line.split()[1] for line in DOCKERFILE.read_text().splitlines() if line.startswith("COPY ") and "--from=" not in line]
+
+
 def copied_by_dockerfile(relative: str) -> bool:
-    sources = [line.split()[1] for line in DOCKERFILE.read_text().splitlines() if line.startswith("COPY ")]
+    sources = copy_sources()
     return any(relative == src or relative.startswith(src.rstrip("/") + "/") for src in sources)
 
 
@@ -245,9 +278,8 @@ def test_command_check_rejects_what_cannot_run() -> None:
 
 
 def test_every_copied_path_exists() -> None:
-    for line in DOCKERFILE.read_text().splitlines():
-        if line.startswith("COPY "):
-            assert (ROOT / line.split()[1]).exists(), line
+    for source in copy_sources():
+        assert (ROOT / source).exists(), source
 
 
 # --- Settings -----------------------------------------------------------------------------
@@ -373,9 +405,8 @@ def test_the_build_context_keeps_what_the_dockerfile_copies() -> None:
     ignore = (DOCKERFILE.parent / "Dockerfile.dockerignore").read_text().splitlines()
     assert ignore[[line.strip() for line in ignore].index("**")] == "**"
     kept = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
-    for line in DOCKERFILE.read_text().splitlines():
-        if line.startswith("COPY "):
-            assert line.split()[1].rstrip("/") in kept, f"{line}: excluded from the build context"
+    for source in copy_sources():
+        assert source.rstrip("/") in kept, f"COPY {source}: excluded from the build context"
 
 
 def runtime_distributions() -> set[str]:

@@ -55,7 +55,7 @@ def test_chromium_step_is_a_no_op_when_chromium_is_there() -> None:
 
 def test_ci_runs_the_readme_test_command_and_make_test_installs_its_needs() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert [line for line in ci.splitlines() if line.startswith("make")] == ["make test"]
+    assert [line for line in ci.splitlines() if line.startswith("make")] == ["make test", "make stack-check"]
     plan = make("-n", "test")
     assert plan.returncode == 0
     assert "apt-get install -y -qq chromium chromium-driver" in plan.stdout and "redis-server --daemonize yes" in plan.stdout

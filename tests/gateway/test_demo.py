@@ -36,6 +36,8 @@ def test_demo_prints_a_refusal(slice_data_dir):
     run = demo(slice_data_dir, "What's the VAT registration threshold for my small business?")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Refused: out_of_scope" in run.stdout
+    # The server it announced is gone: it says so, and how to keep one.
+    assert re.search(r"Stopped the gateway at http://127\.0\.0\.1:\d+: the demo ends with it\. To keep one running: make serve", run.stdout)
 
 
 def test_serve_stops_cleanly_and_leaves_the_port_free(slice_data_dir):

@@ -39,3 +39,14 @@ def test_replies_the_middleware_sends_itself_are_counted_by_route(tmp_path, capl
     assert counted(text, "POST", "/v1/questions", 400)
     assert counted(text, "POST", "/v1/questions", 200) and counted(text, "POST", "/v1/questions", 429)
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+
+
+def test_questions_asked_in_a_conversation_are_counted_as_questions(tmp_path):
+    """A conversation's turn is a question: /metrics counted only those posted to /v1/questions."""
+    with TestClient(create_app(Settings(data_dir=tmp_path / "data"))) as client:
+        questions_url = client.post("/v1/conversations").json()["questions_url"]
+        turn = client.post(questions_url, json=MALFORMED)
+        assert turn.status_code == 200 and turn.json()["status"] == "refused"
+        text = client.get("/metrics").text
+    assert 'taxnav_questions_total{outcome="refused"} 1.0' in text
+    assert 'taxnav_refusals_total{category="malformed"} 1.0' in text

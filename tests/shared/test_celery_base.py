@@ -1,14 +1,17 @@
 """Every workload's app sizes its Redis pools from its worker's concurrency at worker_init
-(real worker processes, asked for their configuration over the broker)."""
+(real worker processes, asked for their configuration over the broker); the transport's
+acknowledgements and takes on a private redis-server, full or with a consumer gone quiet."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
+from queue import Empty
 
 import pytest
 import redis
@@ -73,3 +76,95 @@ def test_a_worker_acks_into_a_full_redis_and_keeps_consuming(tmp_path: Path) -> 
             assert channel.qos.can_consume()
             client = server.client()
             assert client.hlen(channel.unacked_key) == 0 and client.zcard(channel.unacked_index_key) == 0
+
+
+def test_the_ingest_worker_answers_the_readiness_broadcast(tmp_path: Path) -> None:
+    """Readiness broadcasts `stage_queues` to every worker on the broker: the ingest worker
+    answered each with a KeyError traceback in its log; it answers with its own queue now
+    (which readiness ignores: not a stage queue)."""
+    prefix = f"test-celery-base-{uuid.uuid4().hex[:8]}:"
+    settings = Settings(data_dir=tmp_path, redis_url=REDIS_URL, celery={"key_prefix": prefix})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TAXNAV_REDIS_URL": REDIS_URL, "TAXNAV_CELERY__KEY_PREFIX": prefix,
+           "TAXNAV_DATA_DIR": str(tmp_path)}  # fmt: skip
+    name = f"ingest-{uuid.uuid4().hex[:6]}"
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "ingest_worker.celery_app", "worker", "-Q", "ingest", "-n", f"{name}@%h",
+             "--pool", "solo", "--without-gossip", "--without-mingle", "--loglevel", "warning"],
+            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        control = make_app("probe", settings, [], {}).control
+        answer: dict = {}
+        deadline = time.monotonic() + 60
+        while not answer and time.monotonic() < deadline:
+            replies = control.broadcast("stage_queues", reply=True, timeout=1.0) or []
+            answer = next((a for reply in replies for node, a in reply.items() if node.startswith(name)), {})
+        assert answer == {"taken": {"ingest": 0}}
+        assert "Traceback" not in log.read_text(errors="replace")
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        client = redis.Redis.from_url(REDIS_URL)
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
+
+
+def inflight_consumer(url: str, tmp_path: Path, delivered: list):  # noqa: ANN201
+    """A kombu connection on our transport consuming queue `stage` with acknowledgements, as a
+    worker's does (visibility timeout 1 s), and its channel."""
+    from kombu import Connection, Queue  # noqa: PLC0415
+
+    settings = Settings(data_dir=tmp_path, redis_url=url, celery={"visibility_timeout_s": 1})
+    app = make_app("probe", settings, [], {})
+    connection = Connection(url, transport=app.conf.broker_transport, transport_options=app.conf.broker_transport_options)
+    channel = connection.channel()
+    channel.basic_qos(0, 1, False)
+    Queue("stage", channel=channel).declare()
+    channel.basic_consume("stage", False, delivered.append, "probe")
+    return connection, channel
+
+
+def test_a_message_the_sweep_gave_back_is_not_also_delivered_by_the_consumer_that_looked_dead(tmp_path: Path) -> None:
+    """A consumer whose liveness lapsed (stopped, starved) with a taken message unread: the sweep
+    returns the message to its queue, and the consumer, reading it late, drops it (it is
+    another consumer's now) instead of running it a second time."""
+    from tests.support.redis_server import PrivateRedis  # noqa: PLC0415
+
+    with PrivateRedis(tmp_path) as server:
+        delivered: list = []
+        connection, channel = inflight_consumer(server.url, tmp_path, delivered)
+        other_connection, other = inflight_consumer(server.url, tmp_path, [])
+        with connection, other_connection:
+            connection.Producer(channel).publish({"n": 1}, routing_key="stage")
+            connection.transport.cycle._register_BRPOP(channel)  # takes it: BLMOVE into its inflight list
+            client = server.client()
+            time.sleep(0.3)
+            assert client.llen("stage") == 0 and client.hlen("taxnav.inflight") == 1
+            time.sleep(1.2)  # its liveness key (the visibility timeout, 1 s) expires unrenewed
+            other.qos.restore_visible(num=10, interval=1)  # any worker's sweep
+            assert client.llen("stage") == 1 and client.hlen("taxnav.inflight") == 0
+            with pytest.raises(Empty):
+                channel._brpop_read()  # the late reply
+            assert delivered == [] and client.hlen(channel.unacked_key) == 0 and client.llen("stage") == 1
+
+
+def test_a_full_redis_leaves_the_message_in_its_queue_and_the_consumer_waiting(tmp_path: Path) -> None:
+    """At maxmemory Redis refuses BLMOVE (it may allocate): the consumer backs off and asks
+    again, the message stays queued; once memory frees it is taken and delivered."""
+    from tests.support.redis_server import PrivateRedis  # noqa: PLC0415
+
+    with PrivateRedis(tmp_path, maxmemory="4mb") as server:
+        delivered: list = []
+        connection, channel = inflight_consumer(server.url, tmp_path, delivered)
+        with connection:
+            connection.Producer(channel).publish({"n": 1}, routing_key="stage")
+            server.fill()
+            with pytest.raises(socket.timeout):
+                connection.drain_events(timeout=1.5)  # refused, no error raised: waiting for memory
+            assert server.client().llen("stage") == 1 and delivered == []
+            server.free()
+            connection.drain_events(timeout=5)
+            assert len(delivered) == 1 and delivered[0].payload == {"n": 1}

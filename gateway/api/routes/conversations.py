@@ -5,14 +5,16 @@ stages in process or on the workers) and stored with the conversation."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Annotated
 
 from anyio import to_thread
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
-from gateway.deps import SettingsDep, StoreDep, WaitQuery, with_valid_manual
+from gateway.deps import MetricsDep, SettingsDep, StoreDep, WaitQuery, with_valid_manual
 from gateway.errors import documented
+from gateway.metrics import GatewayMetrics
 from services.api import ConversationStore, make_conversation_store
 from services.errors import PipelineError
 from services.api import QuestionStore
@@ -83,13 +85,15 @@ async def ask_in_conversation(
     request: Request,
     settings: SettingsDep,
     questions: StoreDep,
+    metrics: MetricsDep,
     wait: WaitQuery = None,  # type: ignore[assignment]
 ) -> JSONResponse:
+    started = time.perf_counter()
     body = with_valid_manual(settings, body)  # as /v1/questions: a typed 422 or 404 before the turn starts
     store = _conversations(request, settings)
     pending = await to_thread.run_sync(store.start, cid, body, settings, questions)
     # Finished in every case, so the turn is stored even when nobody waits for it.
-    finisher = asyncio.ensure_future(to_thread.run_sync(_finish, store, cid, pending, questions))
+    finisher = asyncio.ensure_future(to_thread.run_sync(_finish, store, cid, pending, questions, metrics, started))
     if not (body.wait if wait is None else wait):
         _finishers.add(finisher)
         finisher.add_done_callback(_finishers.discard)
@@ -109,11 +113,16 @@ async def ask_in_conversation(
     return JSONResponse(outcome.model_dump(mode="json"))
 
 
-def _finish(store: ConversationStore, cid: str, pending: PendingTurn, questions: QuestionStore) -> TurnResult | PipelineError:
+def _finish(
+    store: ConversationStore, cid: str, pending: PendingTurn, questions: QuestionStore, metrics: GatewayMetrics, started: float
+) -> TurnResult | PipelineError:
+    """The turn stored, and its outcome counted in /metrics as a question's (it is one)."""
     try:
-        return store.finish(cid, pending, questions)
+        outcome: TurnResult | PipelineError = store.finish(cid, pending, questions)
     except PipelineError as exc:
-        return exc
+        outcome = exc
+    metrics.record(outcome, time.perf_counter() - started)
+    return outcome
 
 
 @router.get(
