@@ -94,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.models.provider == "local":
             page_ranker(settings)  # a model trained on other features than we compute stops start-up (RankerModelError)
             passage_model(settings)
+        if settings.stitching.assured:  # every provider's answers are marked by it
             answers_model(settings)  # the model that says how sure an answer is, refused likewise
         # Now, not at the first conversation: where they are kept (a read-only data directory's
         # fallback) is said at start-up.

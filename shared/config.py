@@ -174,6 +174,7 @@ class LocalStitchingSettings(BaseModel):
 class StitchingSettings(BaseModel):
     shape: AnswerShape = Field(default_factory=AnswerShape, description="the answer part's shape, for every provider")
     answers_model: Path | None = Field(None, description="the answers model that marks how sure an answer is (services/ranking; default: the one trained in the repo)")
+    assured: bool = Field(True, description="mark each answer by the answers model; off, its claims keep the page ranker's marks alone (how `taxnav ranker cv` answers the questions the model learns from)")
     local: LocalStitchingSettings = Field(default_factory=LocalStitchingSettings)
 
 

@@ -100,11 +100,6 @@ def answers_model(settings: Settings) -> RankerModel:
     return load_ranker(settings.stitching.answers_model or default_path("answers"), "answers", ANSWER_EXTRACTOR.names)
 
 
-def has_answers_model(settings: Settings) -> bool:
-    """Whether there is an answers model to apply (training its first one runs without)."""
-    return (settings.stitching.answers_model or default_path("answers")).exists()
-
-
 def answer_features(query: Query, selection: SelectionResult, draft: Draft, index: CorpusIndex, settings: Settings) -> np.ndarray:
     """One row of the answers model's signals for a finished draft."""
     return ANSWER_EXTRACTOR.row(AnswerContext.read(query, selection, draft, index, settings))

@@ -28,7 +28,7 @@ from services.text.amounts import near_amount, pounds
 from services.text.tables import Measure, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, rows_of
 from services.text.terms import corpus_stats, terms
 from services.text.units import (
-    DEPENDENT, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label,
+    DEPENDENT, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label, tells_a_story,
     is_signpost, names_example, opens_example, scored_text, states_rule, under_example, withdraws, years_only,
 )
 
@@ -167,13 +167,6 @@ def unit_chunks(query: Query, selection: SelectionResult, settings: Settings, in
                 unit.example = in_example or is_illustration(unit.text)
             out.append(UnitChunk(question, bundle, rank, chunk, units, cosine))
     return out
-
-
-def tells_a_story(text: str) -> bool:
-    """A sentence that tells the reader a case to work ("A taxpayer tells you ...", "You make
-    enquiries ..."): an illustration that is not a decided case ("Smith v Jones"), whose rule
-    the court stated."""
-    return is_illustration(text) and not any(f" {v} " in text for v in ("v", "v."))
 
 
 def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, vector: np.ndarray | None) -> Iterator[UnitContext]:

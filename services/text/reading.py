@@ -17,9 +17,15 @@ _OPENERS = frozenset(
 _LINKS = frozenset("and but so also or then".split())  # "And can I ...": the link before the question
 
 
+def opening(text: str, window: int) -> list[str]:
+    """The words among the first ``window`` of a sentence that are not linking words ("and",
+    "so", ...): what it opens with, past the link to the sentence before."""
+    return [w for w in words(text)[:window] if w not in _LINKS]
+
+
 def asks(sentence: str) -> bool:
     """Whether a sentence asks: it ends with a question mark, or opens as a question does."""
-    first = [w for w in words(sentence)[:3] if w not in _LINKS][:1]
+    first = opening(sentence, 3)[:1]
     return sentence.rstrip().endswith("?") or bool(first and first[0] in _OPENERS)
 
 

@@ -306,6 +306,13 @@ def is_illustration(text: str) -> bool:
     return bool(_ILLUSTRATION.search(text))
 
 
+def tells_a_story(text: str) -> bool:
+    """A sentence that tells the reader a case to work ("A taxpayer tells you ...", "You make
+    enquiries ..."): an illustration that is not a decided case ("Smith v Jones"), whose rule
+    the court stated."""
+    return is_illustration(text) and not any(f" {v} " in text for v in ("v", "v."))
+
+
 # An amount as the manual writes one: money, pence, a percentage, or a measure in its unit;
 # a bare count ("53 weekly pay days", "40 hours") is a number but no amount asked for.
 _AMOUNT = re.compile(

@@ -295,9 +295,7 @@ def cross_validate(args: argparse.Namespace, settings: Settings) -> int:
         fold_settings = settings.model_copy(deep=True, update={"mode": "embedded"})
         fold_settings.selection.local.page_model = path
         fold_settings.stitching.local.passage_model = passages_path
-        # answered with the page ranker's marks alone: the answers model is what the folds'
-        # answers train (a file that is not there is no model, services/ranking/assurance.py)
-        fold_settings.stitching.answers_model = args.out / "untrained-answers.json"
+        fold_settings.stitching.assured = False  # the page ranker's marks alone: the folds' answers train the answers model
         for h in test:
             if not h.dialog:
                 asked = ask_all([h.item], fold_settings, checkable_facts, page_text)

@@ -19,7 +19,8 @@ from services.text.amounts import amounts
 from services.text.question import asks_for_figure
 from services.text.figures import period_start, years_named
 from services.text.sentences import statements
-from services.text.terms import query_terms, terms, words
+from services.text.reading import opening
+from services.text.terms import query_terms, terms
 from services.text.units import under_example
 
 CURRENT_YEAR = "the current year"  # what a "this year / now" question asks for (StaleEvidence.asked_for)
@@ -73,11 +74,10 @@ def example_chunks(chunks: Sequence[Chunk]) -> frozenset[str]:
 # How a clause opens when it asks for a value for its period, not yes or no about a rule:
 # "what's the charge for 2025-26?", "and for the 2027-28 tax year?", "how much in 2026?".
 _VALUE_OPENERS = ("what", "which", "for", "in", "from", "during")
-_LINKS = frozenset("and but so then also or".split())
 
 
 def asks_for_a_value(clause: str) -> bool:
-    said = [w for w in words(clause)[:4] if w not in _LINKS]
+    said = opening(clause, 4)
     return bool(said) and (said[0].startswith(_VALUE_OPENERS) or said[:2] in (["how", "much"], ["how", "many"]))
 
 

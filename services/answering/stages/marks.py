@@ -10,17 +10,17 @@ from shared.config import Settings
 from shared.contracts.corpus import section_of
 from shared.contracts.pipeline import Draft, PipelineState, SelectionResult
 from shared.index import CorpusIndex
-from services.ranking.assurance import answers_model, assure, has_answers_model
+from services.ranking.assurance import answers_model, assure
 from services.ranking.model import RankerModel
 
 
 class Marks:
-    """The ``marks`` stage; the answers model is loaded once, with the stage (none while its
-    first one is being trained)."""
+    """The ``marks`` stage; the answers model is loaded once, with the stage (a model file that
+    is missing or reads other signals is refused here, as at the gateway's start)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model = answers_model(settings) if has_answers_model(settings) else None
+        self.model = answers_model(settings) if settings.stitching.assured else None
 
     def run(self, state: PipelineState, index: CorpusIndex) -> PipelineState:
         return step(state, self.settings, index, self.model)

@@ -73,3 +73,12 @@ def test_an_answers_model_reading_other_signals_is_refused(tmp_path: Path) -> No
     settings.stitching.answers_model = path
     with pytest.raises(RankerModelError, match="gut_feeling"):
         answers_model(settings)
+
+
+def test_a_missing_answers_model_is_refused_when_marks_are_on_and_not_read_when_off(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    settings.stitching.answers_model = tmp_path / "no-such-model.json"
+    with pytest.raises(RankerModelError, match="no-such-model"):
+        marks.Marks(settings)
+    settings.stitching.assured = False
+    assert marks.Marks(settings).model is None
