@@ -29,6 +29,7 @@ from services import deadline as question_deadline
 from services.answering import scope
 from services.answering.refusals import decide
 from services.providers.base import Provider
+from services.text.reading import new_query
 from services.text.tables import header_rows, rows_of
 from services.text.terms import corpus_stats
 from services.providers.registry import make_provider
@@ -36,7 +37,7 @@ from services.answering.stages import expansion, follow_up, marks, retrieval, ro
 from shared.config import Settings
 from shared.contracts.api import MAX_ALTERNATIVES, Alternative, Answer, Citation, QuestionRequest, QuestionResult, StageTrace
 from shared.contracts.corpus import chunk_of, section_of
-from shared.contracts.pipeline import PipelineState, Query
+from shared.contracts.pipeline import PipelineState
 from shared.contracts.refusals import Findings, cited_paragraphs
 from shared.generation import ingested_manuals
 from shared.index import CorpusIndex
@@ -300,7 +301,7 @@ def run_stages(
 def new_state(request: QuestionRequest, settings: Settings) -> PipelineState:
     """A question's envelope; the scope guard runs here (on the text as sent, before any
     retrieval), so it may already carry a refusal."""
-    query = Query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual, focus=request.focus)
+    query = new_query(id=uuid.uuid4().hex, question=request.question.strip(), manual=request.manual or settings.manual, focus=request.focus)
     state = PipelineState(query=query, findings=Findings(scope=scope.check(request.question, ingested_others(settings, query.manual))))
     state.refusal = decide.refusal(state, settings)
     return state

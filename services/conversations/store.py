@@ -24,6 +24,7 @@ from services.conversations.reading import read_turn
 from services.runtime.dispatch import submit
 from services.errors import ConversationNotFound, TurnLimitReached, Unavailable
 from services.answering.pipeline import answering_for, new_state
+from services.text.reading import reread
 from services.runtime.question_store import QuestionStore, follow, wait_result
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
@@ -42,7 +43,7 @@ def new_turn_state(request: ConversationQuestion, earlier: list[TurnResult], set
     searched, context = read_turn(request, earlier, settings, answering_for(settings).open)
     own = QuestionRequest(question=context.asked, manual=request.manual, focus=request.focus)
     state = new_state(own, settings)
-    state.query.question = searched
+    state.query = reread(state.query, searched, own_words=context.asked)
     state.context = context
     return state
 

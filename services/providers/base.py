@@ -23,7 +23,6 @@ class SelectRequest(BaseModel):
     query: Query
     rollup: RollupResult
     query_vector: list[float] = Field(default_factory=list, description="the question's embedding; empty when retrieval had none")
-    asked: str = Field("", description="the person's own words this turn when the query reads more (a follow-up read with its subject); empty: the query's question")
     carried: list[str] = Field(default_factory=list, description="a follow-up's subject: the pages the conversation's earlier turns answered from")
     linked: list[str] = Field(default_factory=list, description="a follow-up's subject: the pages one link from those")
 

@@ -24,7 +24,6 @@ from services.ranking.extractor import Extractor, Feature
 from services.ranking.model import RankerModel, default_path, load_ranker
 from services.text.figures import checkable_facts
 from services.text.question import coverage, question_weights
-from services.text.reading import asking_and_circumstances
 from services.text.terms import corpus_stats, terms
 
 PRECISION_TARGET = 0.8  # of the answers marked as answering, the share that must be right (out of fold)
@@ -49,16 +48,16 @@ class AnswerContext:
 
     @classmethod
     def read(cls, query: Query, selection: SelectionResult, draft: Draft, index: CorpusIndex, settings: Settings) -> AnswerContext:
-        asking, story = asking_and_circumstances(query.question)
+        reading = query.reading
         stats = corpus_stats(index)
         expansion = settings.selection.local.expansion_weight
-        ask_weights = question_weights(" ".join(asking), stats, expansion)
+        ask_weights = question_weights(" ".join(reading.asking), stats, expansion)
         all_weights = question_weights(query.question, stats, expansion)
         answer = [s for s in draft.sentences if s.role == "answer"]
         said = set(terms(" ".join(s.text for s in answer)))
         lead = answer[0] if answer else None
         scores = [p.score for p in selection.pages]
-        words = len(query.question.split())
+        words = reading.words
         return cls(
             best=scores[0] if scores else 0.0,
             second=scores[1] if len(scores) > 1 else 0.0,
@@ -69,7 +68,7 @@ class AnswerContext:
             question_covered=coverage(all_weights, said),
             lead_ask_covered=coverage(ask_weights, set(terms(lead.text))) if lead else 0.0,
             words=words,
-            story_share=sum(len(s.split()) for s in story) / words if words else 0.0,
+            story_share=sum(len(s.split()) for s in reading.circumstances) / words if words else 0.0,
             lead_states_fact=bool(lead and checkable_facts(lead.text)),
             claims=len(answer),
         )

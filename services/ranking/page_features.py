@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import date
 from typing import NamedTuple
 
 import numpy as np
@@ -26,15 +25,16 @@ import numpy as np
 from shared.config import Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query
+from shared.contracts.question import QuestionReading
 from shared.index import CorpusIndex
 from shared.meaning import closeness, question_vector
 from services.ranking.extractor import Extractor, Feature
-from services.text.question import ASKS_EXAMPLE, RATE_INTENT, coverage, question_weights
+from services.text.question import coverage, question_weights
 from services.text.amounts import pounds, states_limit_near
-from services.text.tables import Measure, lookup_date, lookup_numbers, table_lookup, title_covers, title_ended
+from services.text.tables import table_lookup, title_covers, title_ended
 from services.text.units import names_example, withdraws
 from services.text.sentences import split_sentences
-from services.text.terms import corpus_stats, query_terms, terms
+from services.text.terms import corpus_stats, terms
 from services.text.titles import FRAME_WORDS, TitleIndex, title_index
 
 _FIGURE_TEXT = re.compile(r"\u00a3\s?\d|\d\s?%|\b\d+p\b|\bper cent\b", re.I)
@@ -115,36 +115,25 @@ def _contents_page(bundle: PageBundle) -> float:
 
 @dataclass
 class PageQuestion:
-    """What the page features read of the question and of the candidates as a whole, once per question."""
+    """What the page features read of the question (its reading, weighed against this manual)
+    and of the candidates as a whole, once per question."""
 
     index: CorpusIndex
+    reading: QuestionReading  # what the question asks, read when it arrived
     weights: dict[str, float]  # the question's idf-weighted terms (with the manual's synonyms)
     own: dict[str, float]  # ... its own subject terms alone (no synonyms, no frame words)
     titles: TitleIndex
     title_weights: dict[str, float]  # the question's terms as weighed against the manual's titles
     vector: np.ndarray | None  # its meaning (None: keywords only)
     terms: str  # its terms joined by spaces, padded (for a title's subject as a phrase)
-    rate_question: bool  # it asks for a rate or an amount
-    wants_example: bool
-    numbers: list[Measure]  # the figures and the date a table row could be keyed by
-    when: date | None
-    amounts: list[float]  # the asker's own amounts this turn
     best_score: float  # retrieval's best fused score among the candidates
     place: dict[str, int]  # each candidate's place in retrieval's order
     links_in: dict[str, int]  # how many of the TOP_RETRIEVED pages link to each page
     subject: ConversationSubject
 
     @classmethod
-    def read(
-        cls,
-        query: Query,
-        pages: list[PageBundle],
-        settings: Settings,
-        index: CorpusIndex,
-        carried_vector: list[float],
-        asked: str = "",
-        subject: ConversationSubject = NO_SUBJECT,
-    ) -> PageQuestion:
+    def read(cls, query: Query, pages: list[PageBundle], settings: Settings, index: CorpusIndex, carried_vector: list[float], subject: ConversationSubject = NO_SUBJECT) -> PageQuestion:
+        reading = query.reading
         stats = corpus_stats(index)
         weights = question_weights(query.question, stats, settings.selection.local.expansion_weight)
         titles = title_index(index, stats, FRAME_WORDS)  # each title's weights, once per generation
@@ -155,17 +144,13 @@ class PageQuestion:
                 links_in[target] = links_in.get(target, 0) + 1
         return cls(
             index=index,
+            reading=reading,
             weights=weights,
-            own={t: weights[t] for t in query_terms(query.question) if t in weights and t not in FRAME_WORDS},
+            own={t: weights[t] for t in reading.own_terms if t in weights and t not in FRAME_WORDS},
             titles=titles,
-            title_weights=titles.weigh(set(terms(query.question))),
+            title_weights=titles.weigh(set(reading.terms)),
             vector=question_vector(index, query.question, carried_vector) if settings.retrieval.use_vectors else None,
-            terms=f" {' '.join(terms(query.question))} ",
-            rate_question=bool(RATE_INTENT.search(query.question)),
-            wants_example=bool(ASKS_EXAMPLE.search(query.question)),
-            numbers=lookup_numbers(query.question),
-            when=lookup_date(query.question),
-            amounts=pounds(asked or query.question),  # an earlier turn's amount is not this turn's
+            terms=f" {' '.join(reading.terms)} ",
             best_score=max((p.score for p in pages), default=0.0) or 1.0,
             place={pages[i].section_id: r for r, i in enumerate(by_score)},
             links_in=links_in,
@@ -200,13 +185,13 @@ def _withdrawn(page: PageContext) -> float:
 
 
 def _table_keyed_by_asker(page: PageContext) -> float:
-    q = page.question
-    return float(q.rate_question and bool(q.numbers or q.when) and any(table_lookup(c, q.numbers, q.when) for c in page.bundle.chunks))
+    q = page.question.reading
+    return float(q.asks_rate and bool(q.numbers or q.when) and any(table_lookup(c, q.numbers, q.when) for c in page.bundle.chunks))
 
 
 def _limit_near_asker_amount(page: PageContext) -> float:
     # (only a chunk stating an amount is split into sentences: most state none)
-    asked = page.question.amounts
+    asked = page.question.reading.own_amounts  # an earlier turn's amount is not this turn's
     return float(bool(asked) and any(states_limit_near(asked, s) for c in page.bundle.chunks if pounds(c.text) for s in split_sentences(c.text)))
 
 
@@ -229,15 +214,15 @@ PAGE_EXTRACTOR: Extractor[PageContext] = Extractor("pages", [
     Feature("retrieval_rank", lambda p: 1.0 / (1 + p.question.place[p.section_id]), "1 / (1 + its place in retrieval's order)"),
     Feature("linked_from_top", lambda p: p.question.links_in.get(p.section_id, 0) / TOP_RETRIEVED, "share of the five best-retrieved pages that link to it"),
     Feature("example_page", lambda p: float(p.example), "a worked example or illustration page"),
-    Feature("example_page_asked", lambda p: float(p.example and p.question.wants_example), "... and the question asks for an example"),
-    Feature("ended_period", lambda p: float(p.question.when is None and title_ended(p.title)), "titled by a period that has ended, and the question names no year"),
+    Feature("example_page_asked", lambda p: float(p.example and p.question.reading.asks_example), "... and the question asks for an example"),
+    Feature("ended_period", lambda p: float(p.question.reading.when is None and title_ended(p.title)), "titled by a period that has ended, and the question names no year"),
     Feature("withdrawn", _withdrawn, "opens by saying its relief or rule was withdrawn"),
     Feature("contents_page", lambda p: _contents_page(p.bundle), "mostly links to other pages (an outline)"),
     Feature("page_words", lambda p: math.log1p(sum(len(c.text.split()) for c in p.bundle.chunks)), "log of the page's length in words"),
-    Feature("figures_for_rate_question", lambda p: float(p.question.rate_question and p.figures), "the page states amounts or rates and the question asks for one"),
+    Feature("figures_for_rate_question", lambda p: float(p.question.reading.asks_rate and p.figures), "the page states amounts or rates and the question asks for one"),
     Feature("table_keyed_by_asker", _table_keyed_by_asker, "a table row keyed by the asker's own figure or date"),
     Feature("limit_near_asker_amount", _limit_near_asker_amount, "the page sets a limit of the order of an amount the asker gives"),
-    Feature("title_covers_asker", lambda p: float(title_covers(p.title, p.question.numbers, p.question.when)), "the title names the period or band the asker's figures fall in"),
+    Feature("title_covers_asker", lambda p: float(title_covers(p.title, p.question.reading.numbers, p.question.reading.when)), "the title names the period or band the asker's figures fall in"),
     Feature("conversation_page", lambda p: float(p.section_id in p.question.subject.carried), "a follow-up: an earlier turn of the conversation answered from it"),
     Feature("conversation_link", _conversation_link, "a follow-up: one link from the pages its conversation answered from"),
 ])
@@ -250,11 +235,10 @@ def page_contexts(
     settings: Settings,
     index: CorpusIndex,
     carried_vector: list[float],
-    asked: str = "",
     subject: ConversationSubject = NO_SUBJECT,
 ) -> list[PageContext]:
     """Each candidate page as the page features read it (the question read once for all)."""
-    question = PageQuestion.read(query, pages, settings, index, carried_vector, asked, subject)
+    question = PageQuestion.read(query, pages, settings, index, carried_vector, subject)
     titles = [page_title(question.index, p.section_id) for p in pages]
     title_close = closeness(settings, titles, question.vector) if question.vector is not None else np.zeros(len(pages))
     return [PageContext(question, bundle, title, cosine) for bundle, title, cosine in zip(pages, titles, title_close, strict=True)]
@@ -266,12 +250,10 @@ def page_signals(
     settings: Settings,
     index: CorpusIndex,
     carried_vector: list[float],
-    asked: str = "",
     subject: ConversationSubject = NO_SUBJECT,
 ) -> list[PageSignals]:
-    """Each candidate page's features; ``asked``: the person's own words this turn, when the
-    query reads more (a follow-up read with its subject); ``subject``: a follow-up's
-    conversation (its pages are ranked by the same model, as features)."""
+    """Each candidate page's features; ``subject``: a follow-up's conversation (its pages are
+    ranked by the same model, as features)."""
     if not pages:
         return []
     return [
@@ -284,5 +266,5 @@ def page_signals(
             title_share=page.title_share,
             title_match=page.restated,
         )
-        for page in page_contexts(query, pages, settings, index, carried_vector, asked, subject)
+        for page in page_contexts(query, pages, settings, index, carried_vector, subject)
     ]

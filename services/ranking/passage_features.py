@@ -12,20 +12,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
 
 import numpy as np
 
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.corpus import Chunk
 from shared.contracts.pipeline import PageBundle, Query, SelectionResult
+from shared.contracts.question import QuestionReading
 from shared.index import CorpusIndex
 from services.ranking.extractor import Extractor, Feature
 from services.ranking.page_features import chunk_similarity, page_title
 from services.text.figures import checkable_facts
-from services.text.question import ASKS_EXAMPLE, RATE_INTENT, QuestionKind, coverage, question_kind, question_weights
+from services.text.question import coverage, question_weights
 from services.text.amounts import near_amount, pounds
-from services.text.tables import Measure, is_figure, lookup_date, lookup_numbers, lookup_rows, names_row, rows_of
+from services.text.tables import is_figure, lookup_rows, names_row, rows_of
 from services.text.terms import corpus_stats, terms
 from services.text.units import (
     DEPENDENT, Unit, chunk_units, computation_line, gives, introduces_list, is_illustration, is_label, tells_a_story,
@@ -35,30 +35,21 @@ from services.text.units import (
 
 @dataclass
 class UnitQuestion:
-    """What the passage features read of the question, once per question."""
+    """What the passage features read of the question (its reading, weighed against this
+    manual), once per question."""
 
+    reading: QuestionReading  # what the question asks, read when it arrived
     weights: dict[str, float]  # its idf-weighted terms (what it asks weighed up)
-    rate_question: bool  # it asks for a rate or an amount
-    facts: frozenset[str]  # the checkable facts it names (figures, years, dates)
-    numbers: list[Measure]  # the figures and the date a table row could be keyed by
-    when: date | None
-    amounts: list[float]
-    kind: QuestionKind  # what kind of thing it asks: a figure, a date, a ruling, a definition
-    wants_example: bool
+    facts: frozenset[str]  # the checkable facts it names (figures, years, dates), compared with each unit's
     tuning: LocalStitchingSettings
 
     @classmethod
     def read(cls, query: Query, index: CorpusIndex, settings: Settings) -> UnitQuestion:
         tuning = settings.stitching.local
         return cls(
+            reading=query.reading,
             weights=question_weights(query.question, corpus_stats(index), settings.selection.local.expansion_weight, tuning.ask_weight),
-            rate_question=bool(RATE_INTENT.search(query.question)),
-            facts=checkable_facts(query.question),
-            numbers=lookup_numbers(query.question),
-            when=lookup_date(query.question),
-            amounts=pounds(query.question),
-            kind=question_kind(query.question),
-            wants_example=bool(ASKS_EXAMPLE.search(query.question)),
+            facts=frozenset(query.reading.facts),
             tuning=tuning,
         )
 
@@ -71,9 +62,9 @@ class UnitChunk:
     def __init__(self, question: UnitQuestion, bundle: PageBundle, rank: int, chunk: Chunk, units: list[Unit], cosine: float) -> None:
         self.question, self.bundle, self.rank, self.chunk, self.units, self.cosine = question, bundle, rank, chunk, units, cosine
         self.context = set(terms(" ".join(chunk.heading_path[-2:])))  # its headings' terms
-        self.lookups = {p.id: lookup_rows(rows_of(p), question.numbers, question.when) for p in chunk.paragraphs if p.kind == "table"}
+        self.lookups = {p.id: lookup_rows(rows_of(p), question.reading.numbers, question.reading.when) for p in chunk.paragraphs if p.kind == "table"}
         # for a rate question, the units (by id) that are the best row of a rate table about its subject
-        best = rate_table_rows(units, question.weights, self.context, question.tuning.rate_table_match) if question.rate_question else []
+        best = rate_table_rows(units, question.weights, self.context, question.tuning.rate_table_match) if question.reading.asks_rate else []
         self.best_rate_rows = {id(u) for u in best}
 
 
@@ -94,7 +85,7 @@ class UnitContext:
         self.signpost = unit.row is None and (is_signpost(unit.text) or is_label(unit))
         # an example is the answer only when asked for, or when it works the asker's own figures
         asked = question.facts
-        self.unasked = unit.example and not question.wants_example and not (facts & asked - years_only(facts & asked))
+        self.unasked = unit.example and not question.reading.asks_example and not (facts & asked - years_only(facts & asked))
         self.looked_up = unit.row is not None and any(unit.row <= r <= (unit.last_row or unit.row) for r in chunk.lookups.get(unit.paragraph.id, ()))
         self.aside = self.signpost or self.unasked
 
@@ -121,12 +112,12 @@ UNIT_EXTRACTOR: Extractor[UnitContext] = Extractor("passages", [
     Feature("page_probability", lambda u: u.chunk.bundle.score, "the page ranker's probability that its page answers"),
     Feature("page_place", lambda u: 1.0 / (1 + u.chunk.rank), "1 / (1 + the page's rank in the selection)"),
     Feature("place_on_page", lambda u: 1.0 / (1 + u.place), "1 / (1 + its place on the page): the manual states the rule first"),
-    Feature("rate_figure", lambda u: float(u.question.rate_question and any(is_figure(f) for f in u.facts)), "a figure, for a question asking a rate"),
+    Feature("rate_figure", lambda u: float(u.question.reading.asks_rate and any(is_figure(f) for f in u.facts)), "a figure, for a question asking a rate"),
     Feature("question_figure", lambda u: float(bool(u.facts & u.question.facts)), "a figure the question names"),
-    Feature("near_asker_amount", lambda u: float(near_amount(u.question.amounts, pounds(u.text))), "an amount near the asker's own (the limit it is measured against)"),
+    Feature("near_asker_amount", lambda u: float(near_amount(u.question.reading.amounts, pounds(u.text))), "an amount near the asker's own (the limit it is measured against)"),
     Feature("looked_up_row", lambda u: float(u.looked_up), "the table row keyed by the asker's own figure or date"),
     Feature("row_names_subject", lambda u: float(bool(u.unit.row and names_row(u.question.weights, u.unit.cells))), "a table row whose label names what the question asks about"),
-    Feature("gives_kind", lambda u: float(gives(u.question.kind, u.text, u.facts)), "the kind of thing the question asks (a figure, a date, a ruling, a definition)"),
+    Feature("gives_kind", lambda u: float(gives(u.question.reading.kind, u.text, u.facts)), "the kind of thing the question asks (a figure, a date, a ruling, a definition)"),
     Feature("signpost", lambda u: float(u.signpost), "only points to another page, or only names a topic"),
     Feature("unasked_example", lambda u: float(u.unasked), "part of a worked example the question did not ask for"),
     Feature("table_row", lambda u: float(u.unit.row is not None), "a row of a table"),

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
 
+from shared.contracts.question import QuestionKind
 from services.text.lexicon import expansions
 from services.text.sentences import question_sentences
 from services.text.terms import CorpusStats, query_terms
@@ -54,8 +54,6 @@ def sub_questions(question: str) -> list[str]:
     asks = [s for s in question_sentences(question.strip()) if s.rstrip().endswith("?")]
     return [p for a in asks for p in _PART_SPLIT.split(a) if p.strip()]
 
-
-QuestionKind = Literal["date", "figure", "yes_no", "definition", "other"]
 
 _ASKS_DATE = re.compile(
     r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import NamedTuple
 
 from shared.contracts.corpus import Chunk, Paragraph
+from shared.contracts.question import Measure
 from services.text.figures import MONTH, MONTHS, TAX_YEAR, period_start, years_named
 from services.text.terms import same_word, terms, words
 
@@ -41,14 +41,6 @@ def _cell_date(cell: str) -> date | None:
     if (m := TAX_YEAR.match(text)) and (int(m.group(1)) + 1) % 100 == int(m.group(2)[-2:]):
         return period_start(int(m.group(1)), tax_year=True)
     return None
-
-
-class Measure(NamedTuple):
-    """A plain number of a question with the unit written after it ('70g/km' -> 70, 'g/km'),
-    '' when it has none."""
-
-    value: float
-    unit: str = ""
 
 
 # The units the manual keys its tables by, as a question or a key column's header writes them.

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from shared.contracts.api import ClaimRole, QuestionResult, Refusal, Relevance, Sentence, StageTrace
 from shared.contracts.conversation import ConversationContext
 from shared.contracts.corpus import Chunk
+from shared.contracts.question import QuestionReading
 from shared.contracts.refusals import Findings, Route
 
 HitSource = Literal["bm25", "vector", "title", "hybrid", "xref", "sibling", "context"]  # title: a page whose title the question restates; context: an earlier turn's page
@@ -27,6 +28,7 @@ class Query(BaseModel):
     # event routed to another manual); empty when they answer the question as asked
     asked: str = ""
     focus: str | None = None  # a page the person chose among the answer's alternatives: it leads
+    reading: QuestionReading  # what ``question`` asks, read once (services/text/reading.py ``new_query``)
 
 
 class ScoredChunk(BaseModel):

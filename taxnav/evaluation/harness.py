@@ -13,9 +13,10 @@ from pydantic import BaseModel
 
 from services.api import MemoryStore, QuestionStore
 from services.text.figures import checkable_facts
+from services.text.reading import new_query
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
-from shared.contracts.pipeline import PipelineState, Query
+from shared.contracts.pipeline import PipelineState
 from shared.generation import serving_path
 from taxnav.evaluation.judge import JudgeMetrics, judge_metrics, judge_result
 from taxnav.evaluation.peer import PeerResult, run_peer
@@ -202,7 +203,7 @@ def run_eval(
 
     def our_retrieval(question: str) -> list[str]:
         # The retrieval stage alone, on a bare state (no scope guard), so every question is timed.
-        state = PipelineState(query=Query(id="eval", question=question, manual=settings.manual))
+        state = PipelineState(query=new_query(id="eval", question=question, manual=settings.manual))
         return run_stage(retrieval_stage, state, settings).trace[-1].candidate_ids
 
     peer = run_peer(index, questions, settings.retrieval.top_k, our_retrieval, f"ours ({HEADLINE_VARIANT} retrieval stage)")

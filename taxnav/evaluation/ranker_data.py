@@ -131,7 +131,7 @@ def collect_follow_ups(dialogs: Sequence, source: str, settings: Settings) -> li
                         vector = state.retrieval.query_vector if state.retrieval else []
                         subject = ConversationSubject(frozenset(state.context.carried_sections), frozenset(state.context.linked_sections))
                         index = answering_for(settings).open(state.query.manual)
-                        signals = page_signals(state.query, state.rollup.pages, settings, index, vector, state.context.asked, subject)
+                        signals = page_signals(state.query, state.rollup.pages, settings, index, vector, subject)
                         out.append(labelled(turn, source, signals))
                 conversations.finish(cid, conversations.start(cid, request, settings, store), store)
     return out

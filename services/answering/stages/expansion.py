@@ -21,7 +21,7 @@ import numpy as np
 from shared.config import Settings
 from shared.contracts.pipeline import ExpansionResult, PipelineState, Query, RetrievalResult, ScoredChunk
 from shared.index import CorpusIndex
-from services.text.terms import query_terms, terms
+from services.text.terms import terms
 
 XREF_CHUNKS = 1  # chunks a cross-referenced page contributes (rollup brings in the rest)
 MIN_MATCH = 0.05  # floor so an unrelated target still enters below its source, not at zero
@@ -68,7 +68,7 @@ def expand(query: Query, retrieval: RetrievalResult, settings: Settings, index: 
         return ExpansionResult(hits=list(retrieval.hits))
     decay = min(max(cfg.decay, 0.01), 0.99)
     vector = np.asarray(retrieval.query_vector, dtype=np.float32) if retrieval.query_vector else None
-    qterms = set(query_terms(query.question))
+    qterms = set(query.reading.own_terms)
     found: dict[str, ScoredChunk] = {}
 
     def offer(candidate: ScoredChunk) -> None:

@@ -21,6 +21,7 @@ from shared.index import CollectionNotFound, CorpusIndex
 from services.answering import scope
 from shared.meaning import question_vector
 from services.text.lexicon import expand
+from services.text.reading import reread
 from services.text.terms import STOPWORDS, corpus_stats, query_terms, terms, words
 from services.text.titles import FRAME_WORDS, title_index
 
@@ -153,7 +154,7 @@ def step(state: PipelineState, settings: Settings, index: CorpusIndex) -> Pipeli
     if state.context is not None and state.context.kind == "follow_up":
         # A follow-up is routed on its own words (its topic was routed in its own turn); an
         # elliptical one names no subject of its own and stays with its subject's manual.
-        scoped = state.query.model_copy(update={"question": state.context.asked})
+        scoped = reread(state.query, state.context.asked)
         # nor is it routed on the searched question's vector (its topic's meaning)
         searched = state.retrieval.model_copy(update={"query_vector": []})
     parts = evidence_by_part(scoped, searched, settings, index, nearest) if has_own_subject(scoped.question) or scoped is state.query else []
@@ -167,7 +168,8 @@ def step(state: PipelineState, settings: Settings, index: CorpusIndex) -> Pipeli
         # routed part's words (a van, a new business) would pull in pages for that part.
         situation = scope.situation(state.query.question)
         searched = " ".join([situation, *(p for p in rest if situation not in p)]).strip()
-        state.query = state.query.model_copy(update={"question": searched, "asked": state.query.question})
+        own_words = state.context.asked if state.context is not None else ""
+        state.query = reread(state.query, searched, asked=state.query.question, own_words=own_words)
         state.retrieval, _ = retrieve(state.query, settings, index, state.context)
     return state
 

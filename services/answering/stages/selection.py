@@ -50,10 +50,9 @@ def _select(state: PipelineState, settings: Settings, provider: Provider, index:
         state.findings.selection = SelectionFinding()  # nothing in the manual matches
         return state
     vector = state.retrieval.query_vector if state.retrieval is not None else []
-    asked = state.context.asked if state.context is not None else ""
     context = state.context
     subject = {"carried": context.carried_sections, "linked": context.linked_sections} if context is not None else {}
-    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, asked=asked, **subject), index)
+    selection = provider.select(SelectRequest(query=query, rollup=state.rollup, query_vector=vector, **subject), index)
     state.selection = selection
     found = SelectionFinding(candidates=[p.section_id for p in state.rollup.pages], kept=[p.section_id for p in selection.pages])
     state.findings.selection = found

@@ -40,7 +40,7 @@ class LocalProvider:
 
     def select(self, request: SelectRequest, index: CorpusIndex) -> SelectionResult:
         subject = ConversationSubject(frozenset(request.carried), frozenset(request.linked))
-        return selection.select(request.query, request.rollup, self.settings, index, self.page_model, request.query_vector, request.asked, subject)
+        return selection.select(request.query, request.rollup, self.settings, index, self.page_model, request.query_vector, subject)
 
     def stitch(self, request: StitchRequest, index: CorpusIndex) -> Draft:
         return stitching.stitch(request.query, request.selection, self.settings, index, self.passage_model, request.query_vector)

@@ -17,11 +17,11 @@ import numpy as np
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.api import MAX_ALTERNATIVES
 from shared.contracts.pipeline import PageBundle, Query, RollupResult, SelectionResult
+from shared.contracts.question import QuestionReading
 from shared.index import CorpusIndex
 from services.ranking.page_features import NO_SUBJECT, ConversationSubject, PageSignals, page_signals, page_terms, page_title
-from services.text.question import coverage, question_weights, sub_questions
+from services.text.question import coverage, question_weights
 from services.ranking.model import RankerModel
-from services.text.question import employment_tie
 from services.text.terms import corpus_stats, terms
 
 
@@ -56,20 +56,17 @@ def score_pages(
     index: CorpusIndex,
     model: RankerModel,
     carried_vector: list[float],
-    asked: str = "",
     subject: ConversationSubject = NO_SUBJECT,
 ) -> list[PageScore]:
-    """Each candidate page scored by the page ranker ``model``; ``asked``: the person's own
-    words this turn, when the query reads more (a follow-up read with its subject);
-    ``subject``: a follow-up's conversation."""
-    return rank_pages(page_signals(query, rollup.pages, settings, index, carried_vector, asked, subject), model)
+    """Each candidate page scored by the page ranker ``model``; ``subject``: a follow-up's conversation."""
+    return rank_pages(page_signals(query, rollup.pages, settings, index, carried_vector, subject), model)
 
 
 def part_pages(query: Query, candidates: list[PageScore], settings: Settings, index: CorpusIndex) -> list[PageScore]:
     """A question in parts ("how is it worked out, and what rate applies for 2014-15?") needs
     a page for each: of the candidates, the one that best covers each part's own words."""
     tuning = settings.selection.local
-    parts = sub_questions(query.question)
+    parts = query.reading.parts
     if len(parts) < 2 or not candidates:
         return []
     stats = corpus_stats(index)
@@ -83,12 +80,12 @@ def part_pages(query: Query, candidates: list[PageScore], settings: Settings, in
     return out
 
 
-def similarity_floor(question: str, tuning: LocalSelectionSettings) -> float:
+def similarity_floor(reading: QuestionReading, tuning: LocalSelectionSettings) -> float:
     """The cosine the best chunk needs for the question to be on topic at all."""
-    return tuning.min_similarity_tied if employment_tie(question) else tuning.min_similarity
+    return tuning.min_similarity_tied if reading.employment else tuning.min_similarity
 
 
-def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool:
+def on_topic(reading: QuestionReading, scored: list[PageScore], settings: Settings) -> bool:
     """Whether anything in the manual is about the question: a passage near it in meaning
     (with vectors), or a candidate page whose title names the question's own subject. A
     chunk's cosine is diluted by everything else the chunk says, so a question asked in a
@@ -100,7 +97,7 @@ def on_topic(question: str, scored: list[PageScore], settings: Settings) -> bool
         return True
     if not settings.retrieval.use_vectors:  # keywords only: enough of the question on one page
         return max((s.coverage for s in scored), default=0.0) >= tuning.min_coverage
-    return max((s.similarity for s in scored), default=0.0) >= similarity_floor(question, tuning)
+    return max((s.similarity for s in scored), default=0.0) >= similarity_floor(reading, tuning)
 
 
 def select(
@@ -110,18 +107,17 @@ def select(
     index: CorpusIndex,
     model: RankerModel,
     carried_vector: list[float],
-    asked: str = "",
     subject: ConversationSubject = NO_SUBJECT,
 ) -> SelectionResult:
     """The pages kept to answer from (``model``: the page ranker, loaded once by the provider)."""
     tuning = settings.selection.local
-    scored = score_pages(query, rollup, settings, index, model, carried_vector, asked, subject)
+    scored = score_pages(query, rollup, settings, index, model, carried_vector, subject)
     if not scored:
         return SelectionResult(pages=[], dropped=[])
     best = max(s.relevance for s in scored)
     # Nothing relevant: nothing near the question in meaning or named by a page title
     # (off-topic questions stay below the floor while the manual's own topics sit well above it).
-    if not on_topic(query.question, scored, settings):
+    if not on_topic(query.reading, scored, settings):
         return SelectionResult(pages=[], dropped=[s.bundle.section_id for s in scored])
     by_rel = sorted(scored, key=lambda s: -s.relevance)
     threshold = model.answering_threshold

@@ -24,7 +24,6 @@ from services.providers.local.answer_part import answer_part
 from services.providers.local.detail import detail_part
 from services.providers.local.ranked import rank_units, score_units
 from services.ranking.model import RankerModel
-from services.text.question import question_kind
 
 
 def stitch(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, model: RankerModel, carried_vector: list[float]) -> Draft:
@@ -38,5 +37,5 @@ def stitch(query: Query, selection: SelectionResult, settings: Settings, index: 
     pool = rank_units(score_units(query, selection, settings, index, model, vector), tuning)
     if pool is None:
         return Draft(sentences=[])
-    answer = answer_part(pool, question_kind(query.question), tuning, settings.stitching.shape)
+    answer = answer_part(pool, query.reading.kind, tuning, settings.stitching.shape)
     return Draft(sentences=[*answer.claims, *detail_part(pool, answer, tuning)])

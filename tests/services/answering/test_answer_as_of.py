@@ -12,7 +12,8 @@ import pytest
 from services.runtime.dispatch import answer
 from services.answering.pipeline import finish
 from shared.contracts.api import QuestionRequest, Sentence
-from shared.contracts.pipeline import PipelineState, Query, VerificationResult
+from shared.contracts.pipeline import PipelineState, VerificationResult
+from services.text.reading import new_query
 from tests.conftest import EIM, small_corpus
 
 NEWER = "2015-03-02T00:00:00+00:00"  # EIM31240 re-dated; the others keep 2014-09-08
@@ -34,7 +35,7 @@ def redated_settings(tmp_path_factory, corpus_dir, settings_for):
 
 
 def _answered_state(*sentences: Sentence) -> PipelineState:
-    state = PipelineState(query=Query(id="q", question="q", manual=EIM))
+    state = PipelineState(query=new_query(id="q", question="q", manual=EIM))
     state.verification = VerificationResult(sentences=list(sentences), faithfulness=1.0)
     return state
 

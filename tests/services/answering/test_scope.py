@@ -20,6 +20,7 @@ from services.answering.scope import (
 )
 from services.answering import scope
 from services.answering.refusals import decide
+from services.text.reading import new_query
 from services.text.terms import STOPWORDS
 from shared.contracts.api import Refusal
 from shared.contracts.refusals import ManualEvidence, PageRef, Route
@@ -215,7 +216,7 @@ def test_routes_and_typed_evidence_cross_a_celery_hop_as_json() -> None:
 
     parts = [("farming losses relief", {EIM: _evidence(EIM, 0.3), BIM: _evidence(BIM, 0.9)})]
     routes, refusal = route("farming losses relief", parts, EIM)
-    state = PipelineState(query=Query(id="q", question="farming losses relief", manual=EIM), routes=routes, refusal=refusal)
+    state = PipelineState(query=new_query(id="q", question="farming losses relief", manual=EIM), routes=routes, refusal=refusal)
     again = PipelineState.model_validate_json(state.model_dump_json())
     assert again == state
     assert type(again.refusal.evidence).__name__ == "OutOfScopeEvidence" and again.refusal.evidence.routes[0].manual == BIM
@@ -396,7 +397,7 @@ def test_a_follow_up_is_routed_on_its_own_words_and_their_own_embedding(corpus_d
     run_ingest(settings, str(source), BIM)
     asked = "And if I were self-employed and moved my business premises, could I deduct the moving costs from my profits?"
     searched = f"My employer is moving me to its London office and will pay my removal costs. {asked}"
-    state = PipelineState(query=Query(id="q", question=searched, manual=EIM), context=ConversationContext(kind="follow_up", asked=asked))
+    state = PipelineState(query=new_query(id="q", question=searched, manual=EIM), context=ConversationContext(kind="follow_up", asked=asked))
     state = retrieval.step(state, settings, CorpusIndex.open(settings))
     refusal = decide.refusal(state, settings)
     assert [r.manual for r in state.routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"

@@ -11,7 +11,8 @@ from services.runtime.dispatch import submit
 from services.runtime.question_store import MemoryStore, wait_result
 from shared.config import Settings
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, PendingTurn
-from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, RollupResult
+from services.text.reading import new_query
 from services.answering.pipeline import answering_for
 from shared.index import CorpusIndex
 
@@ -70,7 +71,7 @@ def test_claims_already_made_move_behind_the_new_ones_and_unchosen_options_stay_
     context = ConversationContext(
         kind="follow_up", asked="q", claims=[{"text": "old", "citations": ["EIM1#c0.p0"]}], excluded_sections=["EIM2"]
     )
-    state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question="q", manual="m"), context=context)
     state.draft = Draft(sentences=[_sentence("old", "EIM1#c0.p0"), _sentence("new", "EIM1#c0.p1"), DraftSentence(text="d", citations=["EIM1#c0.p2"], role="detail")])
     follow_up_step(state, Settings())
     assert [s.text for s in state.draft.sentences] == ["new", "old", "d"]
@@ -92,7 +93,7 @@ def test_claims_already_made_move_behind_the_new_ones_and_unchosen_options_stay_
 )
 def test_a_follow_up_answer_leads_with_what_the_follow_up_adds(asked, promoted):
     context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me each week for working from home?")
-    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question=asked, manual="m"), context=context)
     sentences = [
         _sentence("You may pay £4 per week without records.", "EIM1#c0.p0"),
         DraftSentence(text="You may pay £18 per month to monthly paid employees.", citations=["EIM1#c0.p1"], role="detail"),
@@ -139,7 +140,7 @@ def test_a_narrowing_follow_up_leads_with_the_carried_pages_row_for_its_conditio
 
 def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone():
     context = ConversationContext(kind="follow_up", asked="And for a van?", topic="What is the car benefit?")
-    state = PipelineState(query=Query(id="x", question="q", manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question="q", manual="m"), context=context)
     answer = [_sentence(f"Car rule {i}.", f"EIM1#c0.p{i}") for i in range(Settings().stitching.shape.claims - 1)]
     intro = _sentence("The conditions are:", "EIM1#c1.p0")
     van = DraftSentence(text="A van is taxed at a flat rate.", citations=["EIM1#c2.p0"], role="detail")
@@ -155,7 +156,7 @@ def test_the_promoted_lead_keeps_the_answer_part_short_and_no_list_intro_alone()
 def test_a_named_year_outranks_the_words_that_frame_it():
     asked = "What was the figure back in 2010-11?"
     context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me each week for working from home?")
-    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question=asked, manual="m"), context=context)
     framing = _sentence("From 2012-13 you need not justify that figure; 11 weeks are enough.", "EIM1#c0.p0")
     covering = DraftSentence(text="For 2008-09 to 2011-12 the rate was £3 per week.", citations=["EIM1#c0.p1"], role="detail")
     state.draft = Draft(sentences=[framing, covering])
@@ -169,7 +170,7 @@ def test_of_the_sentences_covering_a_named_year_the_one_stating_the_subject_lead
     asked = "And what was it back in 2010-11?"
     topic = "My company car is a petrol hybrid with CO2 emissions of 70g/km. What appropriate percentage is used for its benefit in 2013-14?"
     context = ConversationContext(kind="follow_up", asked=asked, topic=topic)
-    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question=asked, manual="m"), context=context)
     other = _sentence("For years from 2006/07 to 2010/11, the reduction is 2%.", "EIM24830#c3.p2")
     subject = DraftSentence(
         text="For 2010/11 and 2011/12, the appropriate percentage for a car with a CO2 emissions figure between 1-75 g/km is 5%.",
@@ -190,7 +191,7 @@ def test_an_earlier_year_finds_the_old_rule_stated_as_a_period_ending_later():
     assert not in_earlier_period("From 6 April 2012 you can pay £4 per week.", 2013)  # the current rule: not an old one
     asked = "And if we had made the award in 2002?"
     context = ConversationContext(kind="follow_up", asked=asked, topic="What can we give a worker for 25 years of service tax free?")
-    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question=asked, manual="m"), context=context)
     current = _sentence("The limit is £50 for each year of service.", "EIM1#c0.p0")
     old = DraftSentence(text="For awards made on or before 12 June 2003 the limit was £20 per year of service.", citations=["EIM1#c0.p1"], role="detail")
     state.draft = Draft(sentences=[current, old])
@@ -219,7 +220,7 @@ def test_of_two_sentences_naming_the_condition_the_one_closest_in_meaning_to_the
     asked = "And what about the limit?"
     context = ConversationContext(kind="follow_up", asked=asked, topic="What may my employer pay me for carrying a colleague?")
     for near, far in ((passengers, vans), (vans, passengers)):
-        state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
+        state = PipelineState(query=new_query(id="x", question=asked, manual="employment-income-manual"), context=context)
         state.retrieval = RetrievalResult(hits=[], query_vector=[float(x) for x in index.chunk_vector(near.id)])
         state.draft = Draft(
             sentences=[_sentence("The limit for this one is set by statute.", far.paragraphs[0].id), _sentence("The limit for that one is set by statute.", near.paragraphs[0].id)]
@@ -236,7 +237,7 @@ def test_a_subject_page_sentence_naming_the_condition_joins_a_draft_that_names_i
     page = PageBundle(section_id="EIM31405", score=1.0, chunks=index.page_chunks("EIM31405"))
     asked = "And if they are carried simultaneously?"
     context = ConversationContext(kind="follow_up", asked=asked, topic="How much can my employer pay me for passengers?", linked_sections=["EIM31405"])
-    state = PipelineState(query=Query(id="x", question=asked, manual="employment-income-manual"), context=context)
+    state = PipelineState(query=new_query(id="x", question=asked, manual="employment-income-manual"), context=context)
     state.selection = SelectionResult(pages=[page], dropped=[])
     state.draft = Draft(sentences=[_sentence("Payments are made for passengers.", page.chunks[0].paragraphs[0].id)])
     follow_up_step(state, slice_settings, index)
@@ -266,7 +267,7 @@ def test_a_follow_up_nothing_on_the_pages_answers_leads_with_the_previous_turns_
     ]
     asked = "And if we had done it in 1999?"
     context = ConversationContext(kind="follow_up", asked=asked, topic="Are loaned cycles taxable?", claims=claims)
-    state = PipelineState(query=Query(id="x", question=asked, manual="m"), context=context)
+    state = PipelineState(query=new_query(id="x", question=asked, manual="m"), context=context)
     state.selection = SelectionResult(pages=[PageBundle(section_id=s, score=1.0, chunks=[]) for s in ("EIM1", "EIM2")], dropped=[])
     state.draft = Draft(sentences=[_sentence("Loaned cycles are exempt.", "EIM1#c0.p0"), _sentence("Helmets count too.", "EIM1#c0.p1")])
     follow_up_step(state, Settings())
@@ -290,12 +291,12 @@ def test_a_follow_up_is_routed_on_its_own_words_meaning_not_its_topics(corpus_di
     topic = "I sit as a Recorder and get sent to courts all over England and Wales. Are the travel and subsistence allowances I'm paid taxable?"
     asked = "And in my own practice as a self-employed barrister, can I deduct what I spend replacing my wig and gown from my fees?"
     context = ConversationContext(kind="follow_up", asked=asked, topic=topic, carried_sections=["EIM68610"])
-    state = PipelineState(query=Query(id="x", question=f"{asked} {topic}", manual=eim), context=context)
+    state = PipelineState(query=new_query(id="x", question=f"{asked} {topic}", manual=eim), context=context)
     state = retrieval.step(state, settings, CorpusIndex.open(settings))
     refusal = decide.refusal(state, settings)  # retrieval found the routes; the refusal module decides
     assert refusal is not None and refusal.category == "out_of_scope"
     assert [r.manual for r in state.routes] == [bim]
-    alone = retrieval.step(PipelineState(query=Query(id="y", question=asked, manual=eim)), settings, CorpusIndex.open(settings, eim))
+    alone = retrieval.step(PipelineState(query=new_query(id="y", question=asked, manual=eim)), settings, CorpusIndex.open(settings, eim))
     # the evidence is the follow-up's own words', as if asked alone (not the topic's meaning)
     assert [(r.manual, round(r.score, 6)) for r in state.routes] == [(r.manual, round(r.score, 6)) for r in alone.routes]
 
@@ -307,7 +308,7 @@ def test_a_joining_sentence_brings_its_paragraph_but_a_worked_examples_sentence_
     from shared.index import CorpusIndex  # noqa: PLC0415
 
     index = CorpusIndex.open(slice_settings, "employment-income-manual")
-    state = PipelineState(query=Query(id="x", question="q", manual="employment-income-manual"))
+    state = PipelineState(query=new_query(id="x", question="q", manual="employment-income-manual"))
     pages = [PageBundle(section_id=s, score=1.0, chunks=index.page_chunks(s)) for s in ("EIM31405", "EIM31415")]
     state.selection = SelectionResult(pages=pages, dropped=[])
     found = condition_claims(state, ["EIM31405", "EIM31415"], set(terms("simultaneously")) | set(terms("illustrates")), [], slice_settings.stitching)
@@ -329,7 +330,7 @@ def test_a_joining_sentence_comes_with_its_pages_notice_that_the_rule_has_ended(
         paragraphs = [Paragraph(id=f"{section}#c0.p{i}", text=t) for i, t in enumerate(texts)]
         return PageBundle(section_id=section, score=1.0, chunks=[Chunk(id=f"{section}#c0", section_id=section, manual="m", position=0, heading_path=[], paragraphs=paragraphs, content_hash="h")])
 
-    state = PipelineState(query=Query(id="x", question="q", manual="m"))
+    state = PipelineState(query=new_query(id="x", question="q", manual="m"))
     state.selection = SelectionResult(pages=[page("EIM1", "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013"), page("EIM2", "Some employers run schemes.")], dropped=[])
     found = condition_claims(state, ["EIM1", "EIM2"], set(terms("breakfast")), [], Settings().stitching)
     by_page = {claim.citations[0].split("#")[0]: whole for _, claim, whole in found}

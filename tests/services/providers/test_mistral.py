@@ -19,10 +19,11 @@ from services.answering.stages.verification import verify as check_deterministic
 from shared.config import AnswerShape, ModelSettings, Settings
 from shared.contracts.corpus import Chunk, Paragraph
 from shared.contracts.api import Sentence
-from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, RollupResult, SelectionResult
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, RollupResult, SelectionResult
+from services.text.reading import new_query
 from tests.support.mistral_standin import Reply
 
-QUERY = Query(id="q1", question="What mileage rate is tax free for my own car?", manual="employment-income-manual")
+QUERY = new_query(id="q1", question="What mileage rate is tax free for my own car?", manual="employment-income-manual")
 
 
 def chunk(section: str, texts: list[str]) -> Chunk:

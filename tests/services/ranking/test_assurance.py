@@ -13,7 +13,8 @@ from services.answering.stages import marks
 from services.ranking.assurance import ANSWER_EXTRACTOR, AnswerContext, answer_features, answers_model
 from services.ranking.model import RankerModel, RankerModelError
 from shared.config import Settings
-from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, SelectionResult
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, SelectionResult
+from services.text.reading import new_query
 from shared.index import CorpusIndex
 
 QUESTION = "My employer pays me 50p a mile for business trips in my own car. Is any of that taxable?"
@@ -43,7 +44,7 @@ def _model_on_best_page(tmp_path: Path, threshold: float) -> Path:
 
 def test_the_signals_read_what_the_question_asks_apart_from_its_story(slice_settings: Settings) -> None:
     index = CorpusIndex.open(slice_settings, slice_settings.manual)
-    query = Query(id="q", question=QUESTION, manual=slice_settings.manual)
+    query = new_query(id="q", question=QUESTION, manual=slice_settings.manual)
     context = AnswerContext.read(query, _selection(0.9, 0.45), _draft(), index, slice_settings)
     assert context.best == 0.9 and context.second == 0.45 and context.kept == 2 and context.claims == 1
     assert context.story_share > 0.5  # most of the question is the asker's situation
@@ -56,7 +57,7 @@ def test_the_signals_read_what_the_question_asks_apart_from_its_story(slice_sett
 def test_below_the_threshold_an_answer_may_not_answer_and_no_claim_says_it_does(slice_settings: Settings, tmp_path: Path, best: float, unsure: bool) -> None:
     settings = slice_settings.model_copy(deep=True)
     settings.stitching.answers_model = _model_on_best_page(tmp_path, threshold=0.5)
-    state = PipelineState(query=Query(id="q", question=QUESTION, manual=settings.manual), selection=_selection(best, 0.1), draft=_draft())
+    state = PipelineState(query=new_query(id="q", question=QUESTION, manual=settings.manual), selection=_selection(best, 0.1), draft=_draft())
     state = marks.Marks(settings).run(state, CorpusIndex.open(settings, settings.manual))
     assert state.draft.may_not_answer is unsure
     assert state.draft.confidence == pytest.approx(1 / (1 + np.exp(-10 * (best - 0.5))), abs=0.01)

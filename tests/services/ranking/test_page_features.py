@@ -12,7 +12,8 @@ import pytest
 from services.ranking.model import default_path, load_ranker
 from services.ranking.page_features import NO_SUBJECT, PAGE_EXTRACTOR, PAGE_FEATURES, ConversationSubject, PageContext, page_contexts, page_signals
 from shared.config import Settings
-from shared.contracts.pipeline import PageBundle, Query
+from shared.contracts.pipeline import PageBundle
+from services.text.reading import new_query, read_question
 from shared.index import CorpusIndex
 
 SMALL_LOANS = "How does the small loans exemption work?"
@@ -26,8 +27,8 @@ def pages(
     index = CorpusIndex.open(settings)
     scores = scores or [1.0 - 0.1 * i for i in range(len(section_ids))]
     bundles = [PageBundle(section_id=s, score=x, chunks=index.page_chunks(s)) for s, x in zip(section_ids, scores, strict=True)]
-    query = Query(id="test", question=question, manual=settings.manual)
-    return {p.section_id: p for p in page_contexts(query, bundles, settings, CorpusIndex.open(settings), [], asked, subject)}
+    query = new_query(id="test", question=question, manual=settings.manual, own_words=asked)
+    return {p.section_id: p for p in page_contexts(query, bundles, settings, CorpusIndex.open(settings), [], subject)}
 
 
 def feature(name: str, page: PageContext) -> float:
@@ -50,7 +51,7 @@ def test_the_page_features_are_the_extractors_names_in_the_order_the_model_file_
 def test_page_signals_rows_are_the_extractors_matrix_of_the_same_pages(slice_settings) -> None:  # noqa: ANN001
     index = CorpusIndex.open(slice_settings)
     bundles = [PageBundle(section_id=s, score=1.0 - 0.1 * i, chunks=index.page_chunks(s)) for i, s in enumerate(("EIM26140", "EIM26142", "EIM31240"))]
-    query = Query(id="test", question=SMALL_LOANS, manual=slice_settings.manual)
+    query = new_query(id="test", question=SMALL_LOANS, manual=slice_settings.manual)
     served = np.stack([s.features for s in page_signals(query, bundles, slice_settings, CorpusIndex.open(slice_settings), [])])
     assert served.shape == (3, len(PAGE_FEATURES))
     assert served.tobytes() == PAGE_EXTRACTOR.matrix(page_contexts(query, bundles, slice_settings, CorpusIndex.open(slice_settings), [])).tobytes()
@@ -156,6 +157,17 @@ def test_example_page_asked_only_when_the_question_asks_for_an_example(slice_set
     asked = pages(slice_settings, "Can you give an example of the small loans exemption?", "EIM26142", "EIM26140")
     assert feature("example_page_asked", asked["EIM26142"]) == 1.0 and feature("example_page_asked", asked["EIM26140"]) == 0.0
     assert feature("example_page_asked", pages(slice_settings, SMALL_LOANS, "EIM26142")["EIM26142"]) == 0.0
+
+
+def test_the_features_read_the_question_as_it_was_read_on_arrival_not_its_text_again(slice_settings) -> None:  # noqa: ANN001
+    # A message whose reading asks for an example while its text does not: the feature follows
+    # the reading (the record the message carries), so nothing re-parses the text downstream.
+    index = CorpusIndex.open(slice_settings)
+    query = new_query(id="q", question=SMALL_LOANS, manual=slice_settings.manual)
+    query = query.model_copy(update={"reading": read_question("Can you give an example of the small loans exemption?")})
+    bundle = PageBundle(section_id="EIM26142", score=1.0, chunks=index.page_chunks("EIM26142"))
+    [page] = page_contexts(query, [bundle], slice_settings, index, [])
+    assert feature("example_page_asked", page) == 1.0
 
 
 def test_ended_period_flags_a_title_whose_years_have_ended_unless_the_question_names_a_year(other_pages_settings) -> None:  # noqa: ANN001

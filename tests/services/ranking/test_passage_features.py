@@ -11,7 +11,8 @@ import pytest
 from services.ranking.model import default_path, load_ranker
 from services.ranking.passage_features import UNIT_EXTRACTOR, UNIT_FEATURES, UnitContext, featured_units, unit_contexts, unit_matrix
 from shared.config import Settings
-from shared.contracts.pipeline import PageBundle, Query, SelectionResult
+from shared.contracts.pipeline import PageBundle, SelectionResult
+from services.text.reading import new_query
 from shared.index import CorpusIndex
 from shared.meaning import question_vector
 
@@ -28,7 +29,7 @@ def _selection(settings: Settings, section_ids: tuple[str, ...]) -> SelectionRes
 
 def units(settings: Settings, question: str, *section_ids: str, vectors: bool = True) -> list[UnitContext]:
     """Every quotable unit of the pages ``section_ids`` (selected in that order) as the passage features read it."""
-    query = Query(id="test", question=question, manual=settings.manual)
+    query = new_query(id="test", question=question, manual=settings.manual)
     vector = question_vector(CorpusIndex.open(settings), question, []) if vectors else None
     return list(unit_contexts(query, _selection(settings, section_ids), settings, CorpusIndex.open(settings), vector))
 
@@ -54,7 +55,7 @@ def test_the_unit_features_are_the_extractors_names_in_the_order_the_model_file_
 
 
 def test_featured_units_carry_the_extractors_values_and_the_matrix_reads_them_in_order(slice_settings) -> None:  # noqa: ANN001
-    query = Query(id="test", question=SMALL_LOANS, manual=slice_settings.manual)
+    query = new_query(id="test", question=SMALL_LOANS, manual=slice_settings.manual)
     vector = question_vector(CorpusIndex.open(slice_settings), SMALL_LOANS, [])
     selection = _selection(slice_settings, ("EIM26140", "EIM26142"))
     featured = featured_units(query, selection, slice_settings, CorpusIndex.open(slice_settings), vector)

@@ -9,7 +9,8 @@ from services.text.titles import FRAME_WORDS
 from services.answering.stages.retrieval import retrieve, title_chunks
 from services.text.terms import CorpusStats, terms
 from services.text.titles import TitleIndex, title_match
-from shared.contracts.pipeline import Query
+
+from services.text.reading import new_query
 from shared.index import CorpusIndex
 
 STATS = CorpusStats(
@@ -60,7 +61,7 @@ def test_retrieval_searches_the_titles_a_question_restates_and_only_those(slice_
     assert title_chunks(index, restating, 0.8, 50)[0] == "EIM26140#c0"  # "Exemptions: small loans"
     assert title_chunks(index, "How much can my employer pay me per mile for using my own car without tax?", 0.8, 50) == []
     assert title_chunks(index, restating, 1.01, 50) == []
-    query = Query(id="q", question=restating, manual=slice_settings.manual)
+    query = new_query(id="q", question=restating, manual=slice_settings.manual)
     off = slice_settings.model_copy(update={"retrieval": slice_settings.retrieval.model_copy(update={"use_titles": False})})
     with_titles = {h.chunk_id: h.score for h in retrieve(query, slice_settings, CorpusIndex.open(slice_settings))[0].hits}
     without = {h.chunk_id: h.score for h in retrieve(query, off, CorpusIndex.open(off))[0].hits}

@@ -14,7 +14,8 @@ from services.answering.pipeline import new_state
 from services.answering.refusals import decide
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, Sentence
-from shared.contracts.pipeline import PipelineState, Query, VerificationResult
+from shared.contracts.pipeline import PipelineState, VerificationResult
+from services.text.reading import new_query
 from shared.contracts.refusals import (
     ConflictEvidence,
     ConflictOption,
@@ -33,7 +34,7 @@ SERVICES = Path(__file__).parents[4] / "services"
 
 
 def _state(**findings: object) -> PipelineState:
-    return PipelineState(query=Query(id="q", question="q", manual="employment-income-manual"), findings=Findings(**findings))
+    return PipelineState(query=new_query(id="q", question="q", manual="employment-income-manual"), findings=Findings(**findings))
 
 
 def _route(part: str) -> Route:

@@ -17,7 +17,8 @@ from services.answering.stages.verification import check_claim
 from shared.config import Settings
 from shared.contracts.api import QuestionRequest, QuestionResult
 from shared.contracts.corpus import section_of
-from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, Query, RollupResult, ScoredChunk
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, PipelineState, RollupResult, ScoredChunk
+from services.text.reading import new_query, reread
 from shared.index import CorpusIndex
 
 MILEAGE = "How much can my boss pay me per mile for using my own car on work trips before I have to pay tax on it?"
@@ -42,7 +43,7 @@ def state_after(question: str, settings: Settings, upto: str) -> PipelineState:
 
 
 def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> None:
-    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings, CorpusIndex.open(slice_settings))
+    result, _ = retrieval.retrieve(new_query(id="q", question=MILEAGE, manual=slice_settings.manual), slice_settings, CorpusIndex.open(slice_settings))
     assert 0 < len(result.hits) <= slice_settings.retrieval.top_k
     assert len(result.query_vector) == 384
     scores = [h.score for h in result.hits]
@@ -58,7 +59,7 @@ def test_retrieval_fuses_both_lists_and_caps_pages(slice_settings: Settings) -> 
 @pytest.mark.parametrize("flag, source", [("use_bm25", "vector"), ("use_vectors", "bm25")])
 def test_retrieval_single_list_variants(slice_settings: Settings, flag: str, source: str) -> None:
     settings = _variant(slice_settings, retrieval={flag: False})
-    result, _ = retrieval.retrieve(Query(id="q", question=MILEAGE, manual=settings.manual), settings, CorpusIndex.open(settings))
+    result, _ = retrieval.retrieve(new_query(id="q", question=MILEAGE, manual=settings.manual), settings, CorpusIndex.open(settings))
     assert result.hits and {h.source for h in result.hits} == {source}
     assert (result.query_vector == []) == (source == "bm25")
 
@@ -135,14 +136,14 @@ def test_each_part_of_a_question_keeps_its_best_page(slice_settings: Settings, m
     monkeypatch.setattr(
         selection, "score_pages", lambda query, rollup, settings, index, model, carried_vector, asked="", subject=None: [selection.PageScore(b, 0.5, 0.5, False, relevance[sid]) for sid, b in bundles.items()]
     )
-    query = Query(id="q", question=question, manual=slice_settings.manual)
+    query = new_query(id="q", question=question, manual=slice_settings.manual)
     rollup_result = RollupResult(pages=list(bundles.values()))
     assert sub_questions(question) == ["Can my employer repay my business motoring costs in my own car tax-free", "is a works van taxable?"]
     model = page_ranker(slice_settings)
     kept = [p.section_id for p in selection.select(query, rollup_result, slice_settings, index, model, []).pages]
     assert "EIM22790" in kept and "EIM01500" not in kept  # the van part's page; not a page below PART_RATIO
     # asked as one thing, the same scores keep the mileage pages only
-    one_part = query.model_copy(update={"question": "Can my employer repay my business motoring costs in my own car or a works van tax-free?"})
+    one_part = reread(query, "Can my employer repay my business motoring costs in my own car or a works van tax-free?")
     assert [p.section_id for p in selection.select(one_part, rollup_result, slice_settings, index, model, []).pages] == mileage
 
 

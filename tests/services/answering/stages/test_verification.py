@@ -14,7 +14,8 @@ from services.providers.base import enforce
 from shared.config import LocalStitchingSettings, Settings
 from shared.contracts.api import Sentence
 from shared.contracts.corpus import Chunk, Paragraph
-from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, Query, SelectionResult
+from shared.contracts.pipeline import Draft, DraftSentence, PageBundle, SelectionResult
+from services.text.reading import new_query
 
 RATE = Paragraph(id="EIM31240#c1.p0", kind="table", text="Kind of vehicle | Business miles | 2011-12 onwards\nCar or van | First 10,000After that | 45p25p\nMotor cycle | All | 24p")
 RELOCATION = Paragraph(
@@ -112,7 +113,7 @@ def test_verify_rejects_citations_outside_the_selection() -> None:
             DraftSentence(text=RELOCATION.text, citations=[RELOCATION.id]),  # not selected
         ]
     )
-    out = verify(Query(id="q", question="Is SMP taxable?", manual="m"), draft, _selection(SMP), Settings())
+    out = verify(new_query(id="q", question="Is SMP taxable?", manual="m"), draft, _selection(SMP), Settings())
     assert [s.verdict for s in out] == ["supported", "unsupported"]
     assert "not a paragraph of the selected pages" in out[1].reason
     assert faithfulness(out) == 0.5
@@ -134,7 +135,7 @@ def test_a_heading_counts_as_cited_text_only_for_the_paragraph_under_it() -> Non
         heading_path=["Statutory maternity pay: summary", "SMP is taxable"], paragraphs=[under, other], content_hash="h",
     )
     selection = SelectionResult(pages=[PageBundle(section_id="EIM76360", score=1.0, chunks=[chunk])])
-    query = Query(id="q", question="Is SMP taxable?", manual="m")
+    query = new_query(id="q", question="Is SMP taxable?", manual="m")
     draft = Draft(sentences=[DraftSentence(text="SMP is taxable", citations=[under.id]), DraftSentence(text="SMP is taxable", citations=[other.id])])
     verdicts = [s.verdict for s in verify(query, draft, selection, Settings())]
     assert verdicts[0] == "supported" and verdicts[1] != "supported"
@@ -180,7 +181,7 @@ ROW_RENDERED = "Car or van, 2011-12 onwards: first 10,000 business miles 45p, af
 def _check_real(corpus_dir, claim: str, pid: str) -> tuple[str, str]:
     selection = _real_selection(corpus_dir, pid.split("#")[0])
     draft = Draft(sentences=[DraftSentence(text=claim, citations=[pid])])
-    [out] = verify(Query(id="q", question="q", manual="m"), draft, selection, Settings())
+    [out] = verify(new_query(id="q", question="q", manual="m"), draft, selection, Settings())
     return out.verdict, out.reason
 
 
@@ -298,7 +299,7 @@ def test_real_answer_with_changed_figures_falls_below_the_floor_and_is_refused(c
     from services.answering.stages import verification  # noqa: PLC0415
 
     selection = _real_selection(corpus_dir, "EIM31240", "EIM03103")
-    query = Query(id="q", question="How much per mile is tax-free?", manual="m")
+    query = new_query(id="q", question="How much per mile is tax-free?", manual="m")
 
     def state_for(*claims: tuple[str, str]):
         from shared.contracts.pipeline import PipelineState  # noqa: PLC0415

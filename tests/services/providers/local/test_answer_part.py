@@ -15,7 +15,8 @@ from shared.contracts.api import QuestionRequest
 from shared.index import CorpusIndex
 from services.ranking.rankers import passage_model
 from shared.contracts.corpus import Chunk, Paragraph, section_of
-from shared.contracts.pipeline import PageBundle, Query, SelectionResult
+from shared.contracts.pipeline import PageBundle, SelectionResult
+from services.text.reading import new_query
 from tests.services.text.paragraphs import units_of
 
 TUNING = LocalStitchingSettings()  # the defaults the tests run with
@@ -73,7 +74,7 @@ def test_a_unit_longer_than_the_answers_hard_cap_never_leads_it(slice_settings) 
         content_hash="y",
     )
     selection = SelectionResult(pages=[PageBundle(section_id="EIM99998", score=1.0, chunks=[chunk])], dropped=[])
-    query = Query(id="q", question="Is computer equipment I keep when I leave a termination benefit?", manual=DEFAULT_MANUAL)
+    query = new_query(id="q", question="Is computer equipment I keep when I leave a termination benefit?", manual=DEFAULT_MANUAL)
     claims = stitch(query, selection, slice_settings, CorpusIndex.open(slice_settings), passage_model(slice_settings), []).sentences
     answer_part = [c for c in claims if c.role == "answer"]
     assert answer_part and all(len(c.text.split()) <= cap for c in answer_part)
@@ -101,7 +102,7 @@ def _withdrawn_page(section: str, opening: str) -> PageBundle:
 def test_a_page_that_opens_by_saying_its_rule_has_ended_is_never_quoted_without_it(slice_settings: Settings, opening: str, quoted: bool) -> None:
     settings = slice_settings.model_copy(deep=True)
     settings.retrieval.use_vectors = False
-    query = Query(id="q", question="Is a free breakfast on cycle to work days exempt?", manual=DEFAULT_MANUAL)
+    query = new_query(id="q", question="Is a free breakfast on cycle to work days exempt?", manual=DEFAULT_MANUAL)
     draft = stitch(query, SelectionResult(pages=[_withdrawn_page("EIM9", opening)], dropped=[]), settings, CorpusIndex.open(settings), passage_model(settings), [])
     answer = [s for s in draft.sentences if s.role == "answer"]
     assert any("free breakfast" in s.text for s in answer)
@@ -123,7 +124,7 @@ def test_a_worked_example_nobody_asked_for_is_left_to_the_detail(slice_settings:
     settings.retrieval.use_vectors = False
     rule = _page("EIM8", "Employers can pay mileage allowance payments free of tax up to the approved amount.", "The approved amount for a car is 45p a mile for the first 10,000 business miles.")
     example = _page("EIM9", "Example", "G uses his own car for work and his employer pays him 45p a mile for 8,000 business miles, all of it free of tax.")
-    query = Query(id="q", question=question, manual=DEFAULT_MANUAL)
+    query = new_query(id="q", question=question, manual=DEFAULT_MANUAL)
     draft = stitch(query, SelectionResult(pages=[rule, example], dropped=[]), settings, CorpusIndex.open(settings), passage_model(settings), [])
     answer_part = [c for s in draft.sentences if s.role == "answer" for c in s.citations]
     assert any(c.startswith("EIM8") for c in answer_part)
@@ -137,7 +138,7 @@ def test_the_answer_part_quotes_each_of_selections_first_pages_whatever_their_be
     first = _page("EIM8", "Employers can pay mileage allowance payments free of tax up to the approved amount.", "The approved amount for a car is 45p a mile for the first 10,000 business miles.")
     second = _page("EIM7", "Passenger payments of up to 5p a mile can be paid free of tax for each colleague carried on a business journey.")
     first.score, second.score = 0.9, 0.02  # the page ranker's probabilities: the second page far behind
-    query = Query(id="q", question="How much can my employer pay me per mile for my own car without tax?", manual=DEFAULT_MANUAL)
+    query = new_query(id="q", question="How much can my employer pay me per mile for my own car without tax?", manual=DEFAULT_MANUAL)
     selection = SelectionResult(pages=[first, second], dropped=[])
     units = score_units(query, selection, settings, CorpusIndex.open(settings), passage_model(settings), None)
     best = {rank: max(u.score for u in units if u.page_rank == rank) for rank in (0, 1)}

@@ -15,7 +15,8 @@ from shared.config import DEFAULT_MANUAL, LocalStitchingSettings, Settings
 from shared.contracts.api import QuestionRequest
 from shared.index import CorpusIndex
 from shared.contracts.corpus import Chunk, Paragraph
-from shared.contracts.pipeline import PageBundle, Query, SelectionResult
+from shared.contracts.pipeline import PageBundle, SelectionResult
+from services.text.reading import new_query
 from tests.services.text.paragraphs import units_of
 
 TUNING = LocalStitchingSettings()  # the defaults the tests run with
@@ -65,7 +66,7 @@ def test_pages_holding_only_a_list_intro_give_an_empty_draft_not_an_error(slice_
         paragraphs=[Paragraph(id="EIM99999#c0.p0", text="The guidance on this subject covers the following:")], content_hash="x",
     )
     selection = SelectionResult(pages=[PageBundle(section_id="EIM99999", score=1.0, chunks=[chunk])], dropped=[])
-    query = Query(id="q", question="What does the guidance cover?", manual=DEFAULT_MANUAL)
+    query = new_query(id="q", question="What does the guidance cover?", manual=DEFAULT_MANUAL)
     assert stitch(query, selection, slice_settings, CorpusIndex.open(slice_settings), passage_model(slice_settings), []).sentences == []
 
 

@@ -13,6 +13,7 @@ from services.providers.local import selection
 from services.providers.local.selection import score_pages, select, similarity_floor
 from services.ranking.model import RankerModel, RankerModelError, default_path, load_ranker
 from services.ranking.rankers import page_ranker
+from services.text.reading import read_question, reread
 from services.text.terms import terms
 from shared.config import LocalSelectionSettings, Settings
 from shared.contracts.api import QuestionRequest
@@ -36,7 +37,7 @@ def test_a_title_names_the_questions_subject_only_as_a_phrase_of_two_words_or_mo
 
 def test_questions_in_the_language_of_jobs_get_a_wider_on_topic_margin() -> None:
     tuning = LocalSelectionSettings()
-    assert similarity_floor("My employer pays my gym membership, is that taxed?", tuning) < similarity_floor("How tall is Mount Everest?", tuning)
+    assert similarity_floor(read_question("My employer pays my gym membership, is that taxed?"), tuning) < similarity_floor(read_question("How tall is Mount Everest?"), tuning)
 
 
 def test_an_example_page_ranks_near_the_top_only_when_the_question_asks_for_an_example(slice_settings) -> None:  # noqa: ANN001
@@ -73,7 +74,8 @@ def test_the_selection_tuning_comes_from_settings(slice_settings) -> None:  # no
 def _features(settings: Settings, question: str, asked: str = "") -> dict[str, dict[str, float]]:
     """Each candidate page's features by name, as the ranker reads them."""
     state = _rollup(settings, question)
-    signals = page_signals(state.query, state.rollup.pages, settings, CorpusIndex.open(settings), state.retrieval.query_vector, asked)
+    query = reread(state.query, state.query.question, own_words=asked)  # a follow-up: the person's own words this turn
+    signals = page_signals(query, state.rollup.pages, settings, CorpusIndex.open(settings), state.retrieval.query_vector)
     return {s.bundle.section_id: dict(zip(PAGE_FEATURES, s.features.tolist(), strict=True)) for s in signals}
 
 
