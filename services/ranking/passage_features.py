@@ -173,11 +173,11 @@ def unit_contexts(query: Query, selection: SelectionResult, settings: Settings, 
 
 def featured_units(query: Query, selection: SelectionResult, settings: Settings, index: CorpusIndex, vector: np.ndarray | None) -> list[Unit]:
     """Every quotable sentence (or table row) of the selected pages with its UNIT_FEATURES
-    (``unit.features``, by name), and whether it is a looked-up row or an aside."""
+    (``unit.features``, by name), and whether it is a looked-up row, a rate question's row or an aside."""
     out: list[Unit] = []
     for context in unit_contexts(query, selection, settings, index, vector):
         unit = context.unit
-        unit.looked_up, unit.aside = context.looked_up, context.aside
+        unit.looked_up, unit.aside, unit.rate_row = context.looked_up, context.aside, id(unit) in context.chunk.best_rate_rows
         unit.features = UNIT_EXTRACTOR.values(context)
         out.append(unit)
     return out

@@ -76,6 +76,7 @@ class Unit:
     cells: str = ""  # a table row as the table has it ("Car or van | First 10,000 | 45p")
     example: bool = False  # part of a worked example (its heading, page title or paragraph says so)
     looked_up: bool = False  # a table row keyed by the asker's own figure or date (142 g/km -> the 140 row)
+    rate_row: bool = False  # a rate question's row: the best of a rate table about its subject (the car's row of the mileage rates)
     aside: bool = False  # a signpost, or a worked example the question did not ask for: never an answer's first claim
     features: dict[str, float] = field(default_factory=dict)  # what the passage ranker reads (stitching.UNIT_FEATURES)
 

@@ -87,14 +87,22 @@ def near_the_lead(
     lead (weighed), best first, each with its context (or the least it needs) while the answer
     stays within ``shape.claims`` and ``shape.words``; a unit adding nothing (a repeat, one row
     too many of a table) is passed over, and another page than the lead's adds its one best
-    statement (``tuning.other_page_units``): the lead's page states the rule."""
+    statement (``tuning.other_page_units``): the lead's page states the rule. A rate question's
+    row (``Unit.rate_row``) scoring near the lead comes first: it is the figure asked for. A row
+    passed over for room is not replaced by a lower row of its table, which states the figure
+    for another case (the motorcycle's rate for a car's)."""
     units = pool.units
     lead_units = {j: units[j] for j in lead_ids}
     follows = following(pool, pool.index(lead), lead_ids, tuning)
+    floor = tuning.answer_floor * lead.score
+
+    def weighed(u: Unit) -> float:
+        return weighed_score(u, pool.index(u) in follows, tuning)
+
     rest: dict[int, Unit] = {}
-    for unit in sorted(contenders, key=lambda u: -weighed_score(u, pool.index(u) in follows, tuning)):
+    for unit in sorted(contenders, key=lambda u: (not (u.rate_row and u.score >= pool.page_best[u.page_rank] and weighed(u) >= floor), -weighed(u))):
         i = pool.index(unit)
-        if weighed_score(unit, i in follows, tuning) < tuning.answer_floor * lead.score:
+        if weighed(unit) < floor:
             break
         quoted = [*lead_units.values(), *rest.values()]
         if i in lead_units or i in rest or repeats(unit, quoted, tuning) or table_full(unit, quoted, tuning):

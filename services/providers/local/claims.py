@@ -178,13 +178,14 @@ def claim_can_lead(claim: DraftSentence, units: list[Unit]) -> bool:
 def figure_first(kind: QuestionKind, claims: list[DraftSentence], chosen: dict[int, Unit]) -> list[DraftSentence]:
     """A question asking for a figure is answered by one first: when the first claim states
     none ("many employers pay a round sum mileage allowance, expressed as x pence per mile"),
-    the best-scoring claim of the answer part that states one leads, if it reads on its own
-    (``claim_can_lead``)."""
+    the answer part's claim quoting a rate question's row, or else its best-scoring claim that
+    states one, leads, if it reads on its own (``claim_can_lead``)."""
     if kind != "figure" or not claims or gives(kind, claims[0].text, checkable_facts(claims[0].text)) or withdraws(claims[0].text):
         return claims  # (a notice that the rule has ended is read first, figure or none)
     quoted = [units_quoted_in(c, chosen) for c in claims]
     giving = [i for i, c in enumerate(claims) if gives(kind, c.text, checkable_facts(c.text)) and claim_can_lead(c, quoted[i])]
     if not giving:
         return claims
-    k = max(giving, key=lambda i: (max(u.score for u in quoted[i]), -i))  # the one scoring best for the question
+    # a rate question's row first (the rate for its case), else the one scoring best for the question
+    k = max(giving, key=lambda i: (any(u.rate_row for u in quoted[i]), max(u.score for u in quoted[i]), -i))
     return [claims[k], *claims[:k], *claims[k + 1:]]

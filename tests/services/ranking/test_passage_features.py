@@ -234,6 +234,10 @@ def test_best_rate_row_flags_the_best_row_of_a_rate_table_for_a_rate_question(sl
     assert len(best) == 1 and best[0].startswith("Car or van: business miles first 10,000")  # not a computation's line
     plain = units(slice_settings, "Do I have to use my own car for work?", "EIM31240")
     assert not any(feature("best_rate_row", u) for u in plain)
+    # the answer part reads it as the unit's rate_row (services/providers/local/answer_part.py)
+    query = new_query(id="q", question=CAR_RATE, manual=slice_settings.manual)
+    featured = featured_units(query, _selection(slice_settings, ("EIM31240", "EIM31355")), slice_settings, CorpusIndex.open(slice_settings), None)
+    assert [u.text for u in featured if u.rate_row] == best
 
 
 # ---- its terms and cosine again, as they count for an aside and on a likely page -------------------

@@ -197,3 +197,27 @@ def test_the_answer_part_keeps_its_shape() -> None:
     assert 1 < len(part.claims) <= SHAPE.claims and sum(len(c.text.split()) for c in part.claims) <= SHAPE.words
     assert len(answer_part(pool, "yes_no", TUNING, SHAPE.model_copy(update={"claims": 1})).claims) == 1
     assert set(part.quoted) <= set(range(len(units)))
+
+
+def _mileage_pool(rate_row: bool) -> list:
+    """The demo's case in small: a lead on the first page, a rule about a side case on a lower one
+    scoring best, and the mileage rates table of the third page, whose car row is that page's best
+    unit; the answer's words leave room for the side rule or the car row, not both."""
+    lead = units_of(Paragraph(id="EIM1#c0.p0", text="Many employers pay a mileage allowance, expressed as so many pence per mile."), page_rank=0)
+    side = units_of(Paragraph(id="EIM2#c0.p0", text="Where an employee uses their own vehicle in more than one employment, each is treated separately for the 10,000 mile limit."), page_rank=3)
+    rates = units_of(Paragraph(id="EIM3#c1.p0", kind="table", text="Kind of vehicle | Business miles | 2011-12 onwards\nMotor cycle | All | 24p\nCar or van | First 10,000 | 45p; after that 25p"), page_rank=2)
+    motorcycle, car = rates
+    car.rate_row = rate_row  # the best row of a rate table about the question's subject (passage_features)
+    return _scored([*lead, *side, motorcycle, car], [0.5, 0.6, 0.2, 0.45])
+
+
+def test_a_rate_questions_row_is_quoted_and_read_first_before_a_better_scoring_side_rule() -> None:
+    shape = AnswerShape(claims=4, words=40, words_cap=60)
+    for rate_row in (False, True):
+        units = _mileage_pool(rate_row)
+        part = answer_part(rank_units(units, TUNING), "figure", TUNING, shape)
+        first = part.claims[0].text
+        if rate_row:  # the rate for the asker's case leads, the side rule gave way to it
+            assert first.startswith("Car or van") and not any("more than one employment" in c.text for c in part.claims)
+        else:  # scored alone, the side rule takes the room and leads as the figure
+            assert "more than one employment" in first and not any(c.text.startswith("Car or van") for c in part.claims)
