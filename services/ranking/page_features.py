@@ -191,7 +191,7 @@ def _table_keyed_by_asker(page: PageContext) -> float:
 
 def _limit_near_asker_amount(page: PageContext) -> float:
     # (only a chunk stating an amount is split into sentences: most state none)
-    asked = page.question.reading.own_amounts  # an earlier turn's amount is not this turn's
+    asked = page.question.reading.amounts
     return float(bool(asked) and any(states_limit_near(asked, s) for c in page.bundle.chunks if pounds(c.text) for s in split_sentences(c.text)))
 
 

@@ -64,8 +64,7 @@ def read_question(question: str, own_words: str = "") -> QuestionReading:
         facts=sorted(checkable_facts(question)),
         numbers=lookup_numbers(question),
         when=lookup_date(question),
-        amounts=pounds(question),
-        own_amounts=pounds(own_words or question),
+        amounts=pounds(own_words or question),
         employment=employment_tie(question),
     )
 

@@ -38,6 +38,5 @@ class QuestionReading(BaseModel):
     facts: list[str]  # the checkable facts it names (figures, years, dates), sorted
     numbers: list[Measure]  # the figures and the date a table row could be keyed by
     when: date | None
-    amounts: list[float]  # the amounts it names
-    own_amounts: list[float]  # ... in the asker's own words this turn (a follow-up's searched text adds an earlier turn's)
+    amounts: list[float]  # the amounts the asker names this turn (a follow-up's searched text adds an earlier turn's: not these)
     employment: bool  # it uses the vocabulary of jobs, pay and employers

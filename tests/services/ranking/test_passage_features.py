@@ -27,9 +27,10 @@ def _selection(settings: Settings, section_ids: tuple[str, ...]) -> SelectionRes
     return SelectionResult(pages=[PageBundle(section_id=s, score=0.9 - 0.2 * i, chunks=index.page_chunks(s)) for i, s in enumerate(section_ids)])
 
 
-def units(settings: Settings, question: str, *section_ids: str, vectors: bool = True) -> list[UnitContext]:
-    """Every quotable unit of the pages ``section_ids`` (selected in that order) as the passage features read it."""
-    query = new_query(id="test", question=question, manual=settings.manual)
+def units(settings: Settings, question: str, *section_ids: str, vectors: bool = True, asked: str = "") -> list[UnitContext]:
+    """Every quotable unit of the pages ``section_ids`` (selected in that order) as the passage
+    features read it; ``asked``: the person's own words, when the question searched reads more."""
+    query = new_query(id="test", question=question, manual=settings.manual, own_words=asked)
     vector = question_vector(CorpusIndex.open(settings), question, []) if vectors else None
     return list(unit_contexts(query, _selection(settings, section_ids), settings, CorpusIndex.open(settings), vector))
 
@@ -146,6 +147,9 @@ def test_near_asker_amount_flags_an_amount_of_the_order_of_the_askers(slice_sett
     assert feature("near_asker_amount", unit(found, "No tax is chargeable")) == 1.0  # "does not exceed \u00a35,000"
     assert feature("near_asker_amount", unit(found, "However, in practice")) == 0.0
     assert feature("near_asker_amount", unit(units(slice_settings, SMALL_LOANS, "EIM26140"), "No tax is chargeable")) == 0.0
+    # a follow-up read with its subject: the earlier turn's amount is not this turn's (as the page feature reads it)
+    follow_up = units(slice_settings, "And what was the official rate in 2009-10? My employer lent me \u00a33,600 for a season ticket.", "EIM26140", asked="And what was the official rate in 2009-10?")
+    assert feature("near_asker_amount", unit(follow_up, "No tax is chargeable")) == 0.0
 
 
 def test_looked_up_row_flags_the_table_row_the_askers_date_falls_in(other_pages_settings) -> None:  # noqa: ANN001

@@ -46,11 +46,11 @@ def test_a_question_is_read_once_into_what_it_asks() -> None:
     assert read_question("Is my gym membership taxable?").kind == "yes_no"
 
 
-def test_the_askers_own_amounts_are_this_turns_not_the_searched_texts() -> None:
+def test_the_askers_amounts_are_this_turns_not_the_searched_texts() -> None:
     searched = "And what was the official rate in 2009-10? My employer lent me \u00a33,600 for a season ticket."
     reading = read_question(searched, own_words="And what was the official rate in 2009-10?")
-    assert reading.amounts == [3600.0] and reading.own_amounts == []  # the earlier turn's loan is not asked about now
-    assert read_question(searched).own_amounts == [3600.0]
+    assert reading.amounts == []  # the earlier turn's loan is not asked about now
+    assert read_question(searched).amounts == [3600.0]
 
 
 def test_the_reading_crosses_the_wire_intact_and_is_renewed_with_the_searched_text() -> None:
