@@ -36,6 +36,7 @@ from shared.contracts.refusals import ManualEvidence, Route, RoutingFinding, Sco
 from services.text.question import employment_tie, names_employment
 from services.text.terms import STOPWORDS, pointing_words, query_terms, words
 from services.text.titles import FRAME_WORDS
+from services.text.vocabulary import combos, phrases
 
 # ---- malformed ------------------------------------------------------------------------
 
@@ -159,13 +160,16 @@ def malformed_reason(question: str) -> str | None:
 # Subjects that belong to other taxes or other kinds of income: the UK's taxes, duties and
 # levies by name (general tax vocabulary, the whole list, not a list of questions). Each is a
 # phrase that names the regime itself (the manual can mention VAT on a benefit, but not VAT
-# registration).
+# registration): plain phrases where the names are the whole test (services/text/vocabulary.py),
+# a pattern where the words around them count (a room let in one's own home, a Scottish rate).
 _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
-    "VAT": re.compile(r"\b(?:vat|value added tax)\b", re.I),
-    "corporation tax": re.compile(r"\bcorporation tax\b", re.I),
-    "capital gains tax": re.compile(r"\b(?:capital gains?(?: tax)?|cgt)\b", re.I),
-    "inheritance tax": re.compile(r"\b(?:inheritance tax|iht|nil[- ]rate band|estate duty)\b", re.I),
-    "stamp duty": re.compile(r"\b(?:stamp duty(?: land tax| reserve tax)?|sdlt|sdrt|land transaction tax|lbtt|land and buildings transaction tax)\b", re.I),
+    "VAT": phrases(("vat", "value added tax")),
+    "corporation tax": phrases(("corporation tax",)),
+    "capital gains tax": phrases(("capital gain", "capital gains", "capital gains tax", "cgt")),
+    "inheritance tax": phrases(("inheritance tax", "iht", "nil-rate band", "nil rate band", "estate duty")),
+    "stamp duty": phrases(
+        ("stamp duty", "stamp duty land tax", "stamp duty reserve tax", "sdlt", "sdrt", "land transaction tax", "lbtt", "land and buildings transaction tax")
+    ),
     "property income": re.compile(
         r"\b(?:rental income|rent[- ]a[- ]room|buy[- ]to[- ]let|landlords?|lodgers?|tenants?|letting (?:income|a|my|out)|let (?:out )?(?:a|my|our) (?:spare )?(?:room|flat|house|property)"
         r"|rent(?:ing)? out (?:a|my|our) |renting (?:a|my|our) (?:spare )?(?:room|flat|house|property) (?:out|to)"
@@ -173,29 +177,45 @@ _OTHER_REGIMES: dict[str, re.Pattern[str]] = {
         r"|rent(?:al)?\b[^.?]{0,60}\brooms?\b[^.?]{0,30}\b(?:my|our) (?:own )?(?:house|home|flat))\b",
         re.I,
     ),
-    "self-employed trading income": re.compile(
-        r"\b(?:sole traders?|self[- ]employed (?:profits?|trading|business)|trading (?:profits?|income|loss(?:es)?)|my (?:own )?business(?:'s)? (?:profits?|accounts?))\b",
-        re.I,
+    "self-employed trading income": phrases(
+        (
+            "sole trader", "sole traders",
+            *combos(("self-employed", "self employed"), ("profit", "profits", "trading", "business")),
+            *combos(("trading",), ("profit", "profits", "income", "loss", "losses")),
+            *combos(("my",), ("", "own"), ("business", "business's"), ("profit", "profits", "account", "accounts")),
+        )
     ),
-    "savings and investment income": re.compile(
-        r"\b(?:isas?|individual savings accounts?|personal savings allowance|dividend allowance|premium bonds?|"
-        r"savings interest|(?:bank|building society) interest|interest (?:on|from) (?:my |our )?savings)\b",
-        re.I,
+    "savings and investment income": phrases(
+        (
+            "isa", "isas", "individual savings account", "individual savings accounts", "personal savings allowance",
+            "dividend allowance", "premium bond", "premium bonds", "savings interest", "bank interest",
+            "building society interest", *combos(("interest",), ("on", "from"), ("", "my", "our"), ("savings",)),
+        )
     ),
     "Scottish or Welsh rate bands": re.compile(
         r"\b(?:scottish|welsh)\b(?:\W+\w+){0,3}?\W+(?:rates?|bands?|income tax|taxpayers?)\b", re.I
     ),
-    "council tax": re.compile(r"\bcouncil tax (?:bands?|bill|reduction|discount)\b", re.I),
-    "business rates": re.compile(r"\bbusiness rates\b", re.I),
-    "duties on goods and travel": re.compile(
-        r"\b(?:(?:fuel|alcohol|tobacco|beer|wine|spirits|cider|excise|air passenger|vehicle excise|gambling|bingo|gaming|lottery|remote gaming|machine games) dut(?:y|ies)|road tax)\b",
-        re.I,
+    "council tax": phrases(combos(("council tax",), ("band", "bands", "bill", "reduction", "discount"))),
+    "business rates": phrases(("business rates",)),
+    "duties on goods and travel": phrases(
+        (
+            *combos(
+                (
+                    "fuel", "alcohol", "tobacco", "beer", "wine", "spirits", "cider", "excise", "air passenger", "vehicle excise",
+                    "gambling", "bingo", "gaming", "lottery", "remote gaming", "machine games",
+                ),
+                ("duty", "duties"),
+            ),
+            "road tax",
+        )
     ),
-    "environmental and other levies": re.compile(
-        r"\b(?:landfill tax|insurance premium tax|ipt|aggregates levy|climate change levy|plastic packaging tax|soft drinks industry levy|sugar tax|"
-        r"apprenticeship levy|bank levy|digital services tax|diverted profits tax|annual tax on enveloped dwellings|ated|windfall tax|energy profits levy|"
-        r"petroleum revenue tax|customs duty|import duty)\b",
-        re.I,
+    "environmental and other levies": phrases(
+        (
+            "landfill tax", "insurance premium tax", "ipt", "aggregates levy", "climate change levy", "plastic packaging tax",
+            "soft drinks industry levy", "sugar tax", "apprenticeship levy", "bank levy", "digital services tax",
+            "diverted profits tax", "annual tax on enveloped dwellings", "ated", "windfall tax", "energy profits levy",
+            "petroleum revenue tax", "customs duty", "import duty",
+        )
     ),
 }
 # The subjects another manual of ours covers: when that manual is ingested, the evidence
@@ -374,7 +394,9 @@ def belongs_elsewhere(
 # An employee speaking of their own employer or pay ("I was given shares by my employer"):
 # the tax on it is employment income, even where another manual's pages on the subject (the
 # employer's deduction for share schemes) match the words better.
-_EMPLOYEES_OWN = re.compile(r"\bmy (?:employer|boss|employers|payslip|salary|wages)\b|\bI(?:'m| am) an employee\b", re.I)
+_EMPLOYEES_OWN = phrases(
+    (*combos(("my",), ("employer", "boss", "employers", "payslip", "salary", "wages")), "i'm an employee", "i am an employee")
+)
 
 
 def own_trade(question: str, part: str) -> bool:

@@ -43,6 +43,7 @@ from services.errors import UnknownCondition
 from services.answering.stages.retrieval import SHORT_TERMS, bm25_text
 from services.text.figures import YEAR_OR_SPAN, years_named
 from services.text.terms import pointing_words, query_terms
+from services.text.vocabulary import phrases
 from shared.config import Settings
 from shared.contracts.api import QuestionResult
 from shared.contracts.conversation import ConversationContext, ConversationQuestion, TurnResult
@@ -52,8 +53,8 @@ from shared.index import CorpusIndex
 
 # ---- reading a turn ------------------------------------------------------------------------
 
-_LEADING_LINK = re.compile(r"^\W*(?:and|but|or|so|then|what about|how about|what if|if so|in that case)\b", re.I)
-_POINTS_BACK = re.compile(r"\b(?:instead|also|too|either|as well|the same)\b", re.I)
+_LEADING_LINK = phrases(("and", "but", "or", "so", "then", "what about", "how about", "what if", "if so", "in that case"), opening=True)
+_POINTS_BACK = phrases(("instead", "also", "too", "either", "as well", "the same"))
 # Pronouns point at something named earlier; so may a definite description ("the figure"),
 # more weakly (services/text/terms.py ``pointing_words``).
 SUBJECT_SHARE = 0.5  # share of a question's terms already in the subject that makes it a follow-up

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from services.text.vocabulary import phrases
+
 # An amount: pounds ("£5,000", "£30k", "£2 million"), pence ("45p") or a percentage ("21%",
 # "21 per cent"). Pence and percentages stand alone: not the tail of a word or of a number
 # ("EIM45p"; "1.5p" is read whole, never as "5p").
@@ -50,10 +52,12 @@ def near_amount(asked: list[float], stated: list[float]) -> bool:
 
 # Words that make an amount a limit the asker's own is measured against ("does not exceed
 # £5,000", "the £30,000 threshold", "up to £150 a head", "the first £500").
-_LIMIT_WORDS = re.compile(
-    r"\b(?:exceeds?|exceeding|not more than|no more than|more than|less than|up to|at least|at most|limit|threshold|maximum|minimum|"
-    r"ceiling|cap(?:ped)?|first \u00a3|below|above|over|under)\b",
-    re.I,
+_LIMIT_WORDS = phrases(
+    (
+        "exceed", "exceeds", "exceeding", "not more than", "no more than", "more than", "less than", "up to", "at least",
+        "at most", "limit", "threshold", "maximum", "minimum", "ceiling", "cap", "capped", "first \u00a3", "below", "above",
+        "over", "under",
+    )
 )
 
 

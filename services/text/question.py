@@ -9,14 +9,17 @@ from shared.contracts.question import QuestionKind
 from services.text.lexicon import expansions
 from services.text.sentences import question_sentences
 from services.text.terms import CorpusStats, query_terms
+from services.text.vocabulary import combos, phrases
 
 
 # Questions that ask for a figure: a page with a rate table or amounts answers them even
 # when it does not repeat the question's words.
-RATE_INTENT = re.compile(
-    r"\b(?:how much|how many|what (?:rate|percentage|amount|figure|limit)|rates?|percentage|per (?:mile|week|month|year|day|head|cent)|"
-    r"limit|threshold|maximum|minimum|cap|figure|amount|worth|tax[- ]free up to|up to)\b",
-    re.I,
+RATE_INTENT = phrases(
+    (
+        "how much", "how many", *combos(("what",), ("rate", "percentage", "amount", "figure", "limit")), "rate", "rates",
+        "percentage", *combos(("per",), ("mile", "week", "month", "year", "day", "head", "cent")), "limit", "threshold",
+        "maximum", "minimum", "cap", "figure", "amount", "worth", "tax-free up to", "tax free up to", "up to",
+    )
 )
 
 
@@ -55,8 +58,11 @@ def sub_questions(question: str) -> list[str]:
     return [p for a in asks for p in _PART_SPLIT.split(a) if p.strip()]
 
 
-_ASKS_DATE = re.compile(
-    r"\b(?:when|by when|how long|how soon|how many (?:days|weeks|months|years)|deadline|time limit|what date|which (?:date|year|tax year))\b", re.I
+_ASKS_DATE = phrases(
+    (
+        "when", "by when", "how long", "how soon", *combos(("how many",), ("days", "weeks", "months", "years")), "deadline",
+        "time limit", "what date", *combos(("which",), ("date", "year", "tax year")),
+    )
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:what (?:counts as|is meant by|does [\w' -]{1,40} mean|is an?|are (?!the\b))|meaning of|defin(?:e|ed|ition))\b", re.I)
 # Asks yes or no: opens on a verb ("Is ...", "Can I ...": ``match`` on the stripped text), or,

@@ -14,6 +14,7 @@ from services.text.question import QuestionKind
 from services.text.tables import TERMINAL, continue_row, has_header, header_rows, is_figure, render_row, rows_of, states_nothing
 from services.text.figures import MONTH, checkable_facts, dated_fact
 from services.text.sentences import split_sentences
+from services.text.vocabulary import phrases
 
 
 # ---- worked examples: one test, read wherever the manual names one -------------------------
@@ -21,7 +22,7 @@ from services.text.sentences import split_sentences
 # A worked example as the manual names one: in a page title ("Example: car with no CO2
 # figure"), a heading ("Example 2", "Examples") or the paragraph that opens one. (Over the
 # three manuals' headings this matches exactly where the text "example" appears.)
-_EXAMPLE = re.compile(r"\bexamples?\b", re.I)
+_EXAMPLE = phrases(("example", "examples"))
 
 
 def names_example(text: str) -> bool:
@@ -41,7 +42,7 @@ def opens_example(paragraph: str) -> bool:
 
 # A sentence that says it gives an example ("For example, ...", "e.g. ..."): its figures are
 # the example's, not the rule's.
-_GIVES_EXAMPLE = re.compile(r"\W*(?:for\s+example|for\s+instance|e\.?g\.?)\b", re.I)
+_GIVES_EXAMPLE = phrases(("for example", "for instance", "e.g.", "e.g", "eg.", "eg"), opening=True, spaced=True)
 
 
 def gives_example(sentence: str) -> bool:
@@ -53,12 +54,13 @@ _CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
 # scheme and", "... less"); otherwise each item is its own statement.
 _RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|less|plus|than|that|which|where|if|is|are)|[,(\u2013-])$", re.I)
 # A heading that states a rule ("SMP is taxable") says it more plainly than the paragraphs
-# under it; most headings name a topic ("Two or more functions") or ask ("Is PAYE due ...").
-_STATES = re.compile(r"\b(?:is|are|isn't|aren't|must|cannot|can|does not|do not|applies|apply|remains?)\b", re.I)
-_ASKS = re.compile(r"^(?:is|are|does|do|how|what|when|which|who|where|why|can|should|example)\b", re.I)
-NOTE = re.compile(r"^\W*notes?\b", re.I)
+# under it; most headings name a topic ("Two or more functions") or ask ("Is PAYE due ...":
+# ``_ASKS``, read at the heading's start).
+_STATES = phrases(("is", "are", "isn't", "aren't", "must", "cannot", "can", "does not", "do not", "applies", "apply", "remain", "remains"))
+_ASKS = phrases(("is", "are", "does", "do", "how", "what", "when", "which", "who", "where", "why", "can", "should", "example"))
+NOTE = phrases(("note", "notes"), opening=True)
 _PAGE_REF = re.compile(r"\b[A-Z]{2,5} ?\d{4,6}\b")
-SEE_NOTE = re.compile(r"\bsee notes?\b", re.I)
+SEE_NOTE = phrases(("see note", "see notes"))
 
 
 @dataclass
@@ -192,7 +194,7 @@ def chunk_units(chunk: Chunk, page_rank: int, tuning: LocalStitchingSettings, he
 
 # "(This text has been withheld because of exemptions in the Freedom of Information Act
 # 2000)": the publisher's notice where guidance was removed (171 EIM pages) says nothing of the rule.
-_WITHHELD = re.compile(r"^\W*this (?:text|content|guidance) has been withheld\b", re.I)
+_WITHHELD = phrases(("this text has been withheld", "this content has been withheld", "this guidance has been withheld"), opening=True)
 
 
 def with_markers(sentences: list[str]) -> list[str]:
@@ -277,7 +279,12 @@ _RULING = re.compile(
     re.I,
 )
 _TIME_LIMIT = re.compile(r"\b(?:within|before|after|by|no later than|until)\b[^.]{0,40}\b(?:\d+|one|two|three|four|five|six|twelve)\b[^.]{0,20}\b(?:days?|weeks?|months?|years?)\b|\b\d{1,2} " + MONTH + r"\b", re.I)
-_DEFINES = re.compile(r"\b(?:means|is defined|defin(?:ed|ition)|counts as|refers to|include[sd]?|is (?:a|an|any) )\b", re.I)
+_DEFINES = phrases(
+    (
+        "means", "is defined", "defined", "definition", "counts as", "refers to", "include", "includes", "included",
+        "is a ", "is an ", "is any ",  # the space, then a word: "is a car", not "is a (car)"
+    )
+)
 # An illustration rather than the rule: a case the courts decided ("In Laidler v Perry
 # (42TC351) ..."), or a narrative the manual tells its reader ("A taxpayer tells you ...",
 # "You make enquiries and find ...", "Mr A ...").

@@ -4,15 +4,17 @@ states services/text/amounts.py's."""
 
 from __future__ import annotations
 
-import re
-
 from services.answering.scope import asks, clauses
 from services.text.question import asks_for_figure
+from services.text.vocabulary import combos, phrases
 
 # A question about the present: the asker wants today's figure, whatever year the manual is.
-_NOW = re.compile(
-    r"\b(?:this\s+(?:tax\s+)?year(?:'s)?|now|nowadays|these\s+days|current(?:ly)?|today(?:'s)?|at\s+(?:the\s+)?(?:moment|present)|(?:for|in)\s+the\s+coming\s+year)\b",
-    re.I,
+_NOW = phrases(
+    (
+        *combos(("this",), ("", "tax"), ("year", "year's")), "now", "nowadays", "these days", "current", "currently", "today",
+        "today's", *combos(("at",), ("", "the"), ("moment", "present")), "for the coming year", "in the coming year",
+    ),
+    spaced=True,
 )
 
 
