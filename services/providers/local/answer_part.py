@@ -1,7 +1,7 @@
 """The answer part: the best unit with what it needs to be read right (the lead), then the units
-scoring near it from its page, and one statement from each of the pages selection ranked first
-and from any lower page whose best unit competes with the lead page's (the others are detail),
-within the answer shape (``settings.stitching.shape``: at most ``claims`` claims, about
+scoring near it from its page (a rate question's row for its case first), and one statement from
+each of the pages selection ranked first and from any lower page whose best unit competes with
+the lead page's (the others are detail), within the answer shape (``settings.stitching.shape``: at most ``claims`` claims, about
 ``words`` words, the lead alone up to ``words_cap``), ordered by claims.py."""
 
 from __future__ import annotations
