@@ -10,8 +10,11 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from queue import Empty
+from typing import IO
 
 import pytest
 import redis
@@ -23,28 +26,23 @@ ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
-@pytest.mark.parametrize(("app_path", "queue"), [("services.runtime.celery_app", "retrieval"), ("ingest_worker.celery_app", "ingest")])
-def test_a_worker_sizes_its_redis_pools_from_its_concurrency(app_path: str, queue: str, tmp_path: Path) -> None:
+@contextmanager
+def prefixed_worker(tmp_path: Path, app_path: str, queue: str, pool: list[str], output: IO[bytes] | int = subprocess.DEVNULL) -> Iterator[tuple[str, Settings]]:
+    """A real worker process of ``app_path`` consuming ``queue`` with ``pool``'s options, its keys
+    under a prefix of its own (deleted afterwards); yields its node name and the settings that
+    reach it over the broker."""
     prefix = f"test-celery-base-{uuid.uuid4().hex[:8]}:"
     settings = Settings(data_dir=tmp_path, redis_url=REDIS_URL, celery={"key_prefix": prefix})
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TAXNAV_REDIS_URL": REDIS_URL, "TAXNAV_CELERY__KEY_PREFIX": prefix,
            "TAXNAV_DATA_DIR": str(tmp_path)}  # fmt: skip
-    name = f"sized-{uuid.uuid4().hex[:6]}"
+    name = f"{queue}-{uuid.uuid4().hex[:6]}"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", app_path, "worker", "-Q", queue, "-n", f"{name}@%h",
-         "--pool", "threads", "--concurrency", "3", "--without-gossip", "--without-mingle", "--loglevel", "warning"],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "celery", "-A", app_path, "worker", "-Q", queue, "-n", f"{name}@%h", *pool,
+         "--without-gossip", "--without-mingle", "--loglevel", "warning"],
+        env=env, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT if output is not subprocess.DEVNULL else subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        control = make_app("probe", settings, [], {}).control
-        conf: dict = {}
-        deadline = time.monotonic() + 60
-        while not conf and time.monotonic() < deadline:
-            replies = control.inspect(timeout=1.0).conf() or {}
-            conf = next((c for node, c in replies.items() if node.startswith(name)), {})
-        assert conf, f"the {app_path} worker never answered"
-        assert conf["broker_pool_limit"] == 3 + EXTRA_CONNECTIONS  # the library's default is 10
-        assert conf["redis_max_connections"] == 3 + EXTRA_CONNECTIONS
+        yield name, settings
     finally:
         worker.terminate()
         worker.wait(timeout=30)
@@ -52,6 +50,27 @@ def test_a_worker_sizes_its_redis_pools_from_its_concurrency(app_path: str, queu
         keys = list(client.scan_iter(match=f"{prefix}*"))
         if keys:
             client.delete(*keys)
+
+
+def first_answer(name: str, ask: Callable[[], Iterable[tuple[str, dict]]]) -> dict:
+    """What the worker ``name`` answers to ``ask`` (each node's reply), waiting up to a minute
+    for it to come up; empty when it never does."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        answer = next((a for node, a in ask() if node.startswith(name)), None)
+        if answer:
+            return answer
+    return {}
+
+
+@pytest.mark.parametrize(("app_path", "queue"), [("services.runtime.celery_app", "retrieval"), ("ingest_worker.celery_app", "ingest")])
+def test_a_worker_sizes_its_redis_pools_from_its_concurrency(app_path: str, queue: str, tmp_path: Path) -> None:
+    with prefixed_worker(tmp_path, app_path, queue, ["--pool", "threads", "--concurrency", "3"]) as (name, settings):
+        control = make_app("probe", settings, [], {}).control
+        conf = first_answer(name, lambda: (control.inspect(timeout=1.0).conf() or {}).items())
+        assert conf, f"the {app_path} worker never answered"
+        assert conf["broker_pool_limit"] == 3 + EXTRA_CONNECTIONS  # the library's default is 10
+        assert conf["redis_max_connections"] == 3 + EXTRA_CONNECTIONS
 
 
 def test_a_worker_acks_into_a_full_redis_and_keeps_consuming(tmp_path: Path) -> None:
@@ -82,34 +101,12 @@ def test_the_ingest_worker_answers_the_readiness_broadcast(tmp_path: Path) -> No
     """Readiness broadcasts `stage_queues` to every worker on the broker: the ingest worker
     answered each with a KeyError traceback in its log; it answers with its own queue now
     (which readiness ignores: not a stage queue)."""
-    prefix = f"test-celery-base-{uuid.uuid4().hex[:8]}:"
-    settings = Settings(data_dir=tmp_path, redis_url=REDIS_URL, celery={"key_prefix": prefix})
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TAXNAV_REDIS_URL": REDIS_URL, "TAXNAV_CELERY__KEY_PREFIX": prefix,
-           "TAXNAV_DATA_DIR": str(tmp_path)}  # fmt: skip
-    name = f"ingest-{uuid.uuid4().hex[:6]}"
     log = tmp_path / "worker.log"
-    with open(log, "wb") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ingest_worker.celery_app", "worker", "-Q", "ingest", "-n", f"{name}@%h",
-             "--pool", "solo", "--without-gossip", "--without-mingle", "--loglevel", "warning"],
-            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
+    with open(log, "wb") as out, prefixed_worker(tmp_path, "ingest_worker.celery_app", "ingest", ["--pool", "solo"], out) as (name, settings):
         control = make_app("probe", settings, [], {}).control
-        answer: dict = {}
-        deadline = time.monotonic() + 60
-        while not answer and time.monotonic() < deadline:
-            replies = control.broadcast("stage_queues", reply=True, timeout=1.0) or []
-            answer = next((a for reply in replies for node, a in reply.items() if node.startswith(name)), {})
+        answer = first_answer(name, lambda: [item for reply in control.broadcast("stage_queues", reply=True, timeout=1.0) or [] for item in reply.items()])
         assert answer == {"taken": {"ingest": 0}}
         assert "Traceback" not in log.read_text(errors="replace")
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
-        client = redis.Redis.from_url(REDIS_URL)
-        keys = list(client.scan_iter(match=f"{prefix}*"))
-        if keys:
-            client.delete(*keys)
 
 
 def inflight_consumer(url: str, tmp_path: Path, delivered: list):  # noqa: ANN201
