@@ -46,7 +46,6 @@ def asking_and_circumstances(question: str) -> tuple[list[str], list[str]]:
     return asking, [s for s in sentences if s not in asking]
 
 
-
 def read_question(question: str, own_words: str = "") -> QuestionReading:
     """What ``question`` (the searched text) asks; ``own_words``: the asker's own words this
     turn, when the searched text reads more (a follow-up read with its earlier subject)."""
@@ -69,9 +68,9 @@ def read_question(question: str, own_words: str = "") -> QuestionReading:
     )
 
 
-def new_query(*, id: str, question: str, manual: str, asked: str = "", focus: str | None = None, own_words: str = "") -> Query:  # noqa: A002  (the message's field)
+def new_query(*, id: str, question: str, manual: str, focus: str | None = None, own_words: str = "") -> Query:  # noqa: A002  (the message's field)
     """The pipeline's message for a question, read once (``read_question``)."""
-    return Query(id=id, question=question, manual=manual, asked=asked, focus=focus, reading=read_question(question, own_words))
+    return Query(id=id, question=question, manual=manual, focus=focus, reading=read_question(question, own_words))
 
 
 def reread(query: Query, searched: str, *, asked: str | None = None, own_words: str = "") -> Query:

@@ -1,8 +1,9 @@
 """The answer part: the best unit with what it needs to be read right (the lead), then the units
 scoring near it from its page (a rate question's row for its case first), and one statement from
 each of the pages selection ranked first and from any lower page whose best unit competes with
-the lead page's (the others are detail), within the answer shape (``settings.stitching.shape``: at most ``claims`` claims, about
-``words`` words, the lead alone up to ``words_cap``), ordered by claims.py."""
+the lead page's (the others are detail), within the answer shape (``settings.stitching.shape``:
+at most ``claims`` claims, about ``words`` words, the lead alone up to ``words_cap``), ordered
+by claims.py."""
 
 from __future__ import annotations
 
@@ -88,9 +89,8 @@ def near_the_lead(
     stays within ``shape.claims`` and ``shape.words``; a unit adding nothing (a repeat, one row
     too many of a table) is passed over, and another page than the lead's adds its one best
     statement (``tuning.other_page_units``): the lead's page states the rule. A rate question's
-    row (``Unit.rate_row``) scoring near the lead comes first: it is the figure asked for. A row
-    passed over for room is not replaced by a lower row of its table, which states the figure
-    for another case (the motorcycle's rate for a car's)."""
+    row (``Unit.rate_row``) that is its page's best unit and scores near the lead comes first:
+    it is the figure asked for, and a better-scoring side rule must not take its room."""
     units = pool.units
     lead_units = {j: units[j] for j in lead_ids}
     follows = following(pool, pool.index(lead), lead_ids, tuning)
@@ -99,8 +99,11 @@ def near_the_lead(
     def weighed(u: Unit) -> float:
         return weighed_score(u, pool.index(u) in follows, tuning)
 
+    def asked_rate(u: Unit) -> bool:
+        return u.rate_row and u.score >= pool.page_best[u.page_rank] and weighed(u) >= floor
+
     rest: dict[int, Unit] = {}
-    for unit in sorted(contenders, key=lambda u: (not (u.rate_row and u.score >= pool.page_best[u.page_rank] and weighed(u) >= floor), -weighed(u))):
+    for unit in sorted(contenders, key=lambda u: (not asked_rate(u), -weighed(u))):
         i = pool.index(unit)
         if weighed(unit) < floor:
             break
