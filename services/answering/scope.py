@@ -391,14 +391,6 @@ def belongs_elsewhere(
     return None
 
 
-# An employee speaking of their own employer or pay ("I was given shares by my employer"):
-# the tax on it is employment income, even where another manual's pages on the subject (the
-# employer's deduction for share schemes) match the words better.
-_EMPLOYEES_OWN = phrases(
-    (*combos(("my",), ("employer", "boss", "employers", "payslip", "salary", "wages")), "i'm an employee", "i am an employee")
-)
-
-
 def own_trade(question: str, part: str) -> bool:
     """The part, in the situation it is asked in, is about a self-employed trade in the
     question's own words, and nothing in the question ties it to a job, an employer or pay
@@ -419,8 +411,12 @@ def route(question: str, parts: list[tuple[str, dict[str, ManualEvidence]]], hom
         asked = f"{context} {part}"
         trade = own_trade(question, asked)
         best = belongs_elsewhere(evidence, home, asked, home_claim=not trade)
-        if best is not None and _EMPLOYEES_OWN.search(asked) and not marks(asked, best.manual):
-            best = None  # an employee asking about what their employer gives them: their employment income
+        if best is not None and names_employment(part) and not marks(asked, best.manual):
+            # a job, an employer, staff or pay named ("the firm lends me a bike ... a taxable
+            # perk?", "wills for our retired staff"): the tax on it is employment income, even
+            # where another manual's pages on the subject (the employer's deduction) match the
+            # words better; only the other regime named in the asker's own words takes it there
+            best = None
         if best is None and trade and not keyword:
             # the asker's own trade, which no manual matches clearly: the manual of the regime
             # they name is their home, not this one ("I'm a freelance designer working from

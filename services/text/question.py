@@ -118,9 +118,10 @@ def question_kind(question: str) -> QuestionKind:
     return "other"
 
 
-# What ties a question to employment income ("work out", to calculate, does not).
+# What ties a question to employment income ("work out", to calculate, does not; nor does
+# "self-employed", its opposite).
 _EMPLOYMENT_WORDS = (
-    r"employ\w*|job|jobs|workplace|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
+    r"(?<!self-)(?<!self )employ\w*|job|jobs|workplace|salary|salaries|wages?|payroll|paye|p11ds?|p60|p45|boss|staff|"
     r"colleagues?|director\w*|benefits? in kind|bik|perks?|company cars?|company vans?|expenses|pensions?|"
     r"bonus\w*|redundanc\w*|earnings|office[- ]holders?|share options?|salary sacrifice"
 )

@@ -279,7 +279,7 @@ def test_a_part_naming_the_self_employed_regime_needs_only_to_be_answered_better
     manual answers it better at all (never when the home manual answers it as well or better)."""
     close = {EIM: _evidence(EIM, 0.60), BIM: _evidence(BIM, 0.60 + ROUTE_MARGIN / 2)}
     plain = "could I deduct the costs of moving my premises?"
-    marked = "if I were self-employed, could I deduct the moving costs of my premises from my profits?"
+    marked = "I have a job, but if I were self-employed, could I deduct the moving costs of my premises from my profits?"
     assert route(plain, [(plain, close)], EIM) == ([], None)
     routes, refusal = route(marked, [(marked, close)], EIM)
     assert [r.manual for r in routes] == [BIM] and refusal is not None and refusal.category == "out_of_scope"
@@ -291,6 +291,11 @@ def test_a_part_naming_the_self_employed_regime_needs_only_to_be_answered_better
     # nor past the home manual's ceiling
     strong_home = {EIM: _evidence(EIM, ROUTE_HOME_CEILING), BIM: _evidence(BIM, ROUTE_HOME_CEILING + 0.01)}
     assert route(marked, [(marked, strong_home)], EIM) == ([], None)
+    # "self-employed" is no job: without one named, the trade's manual takes the part even
+    # where the home manual's words match better (the EIM has no claim on a trader's costs)
+    alone = "if I were self-employed, could I deduct the moving costs of my premises from my profits?"
+    assert own_trade(alone, alone) and not own_trade(marked, marked)
+    assert [r.manual for r in route(alone, [(alone, behind)], EIM)[0]] == [BIM]
 
 
 def test_a_life_events_parts_are_asked_in_the_situation_its_statements_describe() -> None:
@@ -426,9 +431,22 @@ def test_an_employee_asking_about_what_their_employer_gives_them_stays_with_empl
     question = "I was given shares by my employer. How is that taxed?"
     better_elsewhere = {EIM: _evidence(EIM, 0.79), BIM: _evidence(BIM, 0.88), SAM: _evidence(SAM, 0.58)}
     assert route(question, [(question, better_elsewhere)], EIM) == ([], None)
-    # without the employee's own words the evidence decides as before
-    neutral = "How are shares given to staff taxed?"
+    # staff, a job or pay named by whoever asks: the tax on it is the employee's
+    for tied in (
+        "How are shares given to staff taxed?",
+        "The firm lends me a bike and pays for the odd repair to it. Is the repair a taxable perk?",
+        "We'd like to pay a solicitor to draw up wills for some of our retired staff. Will that land them with a tax bill?",
+    ):
+        assert route(tied, [(tied, better_elsewhere)], EIM) == ([], None), tied
+    # without such words the evidence decides as before
+    neutral = "How are gifts of shares taxed?"
     assert [r.manual for r in route(neutral, [(neutral, better_elsewhere)], EIM)[0]] == [BIM]
+    # the words count in the part routed, not in the statements around it: a life event's
+    # part for another manual still goes there when the job is only the story
+    story = "I left my job as a company director to start up on my own as a builder."
+    part = "How do I tell HMRC I've started my building business?"
+    routes, _ = route(f"{story} {part}", [(part, better_elsewhere)], EIM)
+    assert [(r.manual, r.part) for r in routes] == [(BIM, part)]
     # an employee who names a trade of their own is routed there still
     leaving = "I'm leaving my employer to go self-employed. Which costs of my new business can I deduct from my profits?"
     assert [r.manual for r in route(leaving, [(leaving, better_elsewhere)], EIM)[0]] == [BIM]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from services.text.question import ASKS_EXAMPLE, question_kind, sub_questions, question_weights
+from services.text.question import ASKS_EXAMPLE, employment_tie, names_employment, question_kind, sub_questions, question_weights
 from services.text.lexicon import LAY_TO_MANUAL, expand, expansions
 from services.text.terms import CorpusStats, defined_acronyms
 from shared.config import LocalSelectionSettings
@@ -102,3 +102,13 @@ def test_question_kind(question: str, kind: str) -> None:
 )
 def test_a_question_asks_for_an_example_only_in_so_many_words(question: str, asks: bool) -> None:
     assert bool(ASKS_EXAMPLE.search(question)) is asks
+
+
+def test_self_employed_is_no_tie_to_a_job() -> None:
+    """"Self-employed" is employment income's opposite: it neither ties a question to a job nor
+    names an employer, while an employee, an employer, staff or pay do."""
+    for trader in ("I'm self-employed. Can I claim my van?", "as a self employed plumber", "my self-employment income"):
+        assert not employment_tie(trader) and not names_employment(trader), trader
+    for tied in ("I'm employed by a charity", "my employer pays", "our staff", "I am an employee, and self-employed at weekends"):
+        assert employment_tie(tied) and names_employment(tied), tied
+    assert employment_tie("I work from home") and not names_employment("I work from home")  # working alone is no employer
