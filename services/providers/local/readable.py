@@ -70,6 +70,49 @@ def finishes_line(units: list[Unit], i: int) -> bool:
     return i > 0 and finishes(units[i - 1], units[i])
 
 
+# Words no statement ends on: a line ending on one, or on a comma, was broken off by the scrape
+# or a chunk boundary ("... by deducting 92% of the amount from the National" is not one, but
+# "... conditions outlined in EIM05200 and EIM30055 and" and "... on which such benefits are
+# given," are), whatever case the line after it opens in. English's closed word classes, not
+# any question's words; not "in", "on" or "at", which end a statement as often as not ("unless
+# the customer opts in").
+_OPEN_ENDINGS = frozenset(
+    "a an the and or nor but of to by for from with within under into onto than as that which whose who whom "
+    "is are was were be been being would should could may might must can will shall its their his her our your per via".split()
+)
+
+
+def ends_unfinished(unit: Unit) -> bool:
+    """Whether a line stops mid-sentence: no closing stop, and a comma or a word no statement
+    ends on last."""
+    text = unit.text.rstrip()
+    if unit.row is not None or unit.heading or not text or TERMINAL.search(text):
+        return False
+    last = text.split()[-1]
+    return last.endswith(",") or last.casefold() in _OPEN_ENDINGS
+
+
+def rest_of_line(units: list[Unit], i: int) -> int | None:
+    """The unit that finishes unit ``i``'s sentence (the next one on its page, when ``i`` stops
+    mid-sentence or the next reads as its rest), or None: a unit is never quoted without it."""
+    j = i + 1
+    if j >= len(units) or units[j].page_rank != units[i].page_rank or units[j].row is not None:
+        return None
+    return j if finishes_line(units, j) or ends_unfinished(units[i]) else None
+
+
+def completed(units: list[Unit], chosen: list[int]) -> list[int]:
+    """``chosen`` with the rest of every sentence in it that stops mid-line (a list item ending
+    "..., or" brings the next; that one, ending "and", the one after)."""
+    out, k = list(chosen), 0
+    while k < len(out):
+        rest = rest_of_line(units, out[k])
+        if rest is not None and rest not in out:
+            out.append(rest)
+        k += 1
+    return out
+
+
 QUOTABLE_WORDS = 3  # the fewest words of a statement (as taxnav.evaluation's reads_alone counts them)
 
 
@@ -85,6 +128,8 @@ def quotable(units: list[Unit], i: int, list_limit: int) -> bool:
         return False  # "Example 1", "Kingdom.", "See EIM24360.": a crumb of the page, no statement
     if unit.text.rstrip().endswith(":") and not list_items(units, i, list_limit):
         return False
+    if ends_unfinished(unit) and rest_of_line(units, i) is None:
+        return False  # "Until 2005/06," closing its page: the rest of it is lost
     return not unit.text[:1].islower() or list_intro(units, i) is not None or finishes_line(units, i)
 
 
@@ -129,19 +174,19 @@ def context_of(units: list[Unit], i: int, floor: float, tuning: LocalStitchingSe
         out.append(intro)
     elif finishes_line(units, i):
         out.append(i - 1)  # the line it finishes: never quoted from the middle of a sentence
-    if i + 1 < len(units) and finishes_line(units, i + 1):
-        out.append(i + 1)  # the rest of its own sentence, broken off
     for j in (i - 1, i + 1):
         if not 0 <= j < len(units) or units[j].row is not None:
             continue
         neighbour = units[j]
+        if j > i and (ends_unfinished(neighbour) or neighbour.text.rstrip().endswith(":")):
+            continue  # it would end the quote mid-sentence, or on a lead-in whose items it leaves out
         same = neighbour.paragraph.id == unit.last_paragraph.id if j > i else neighbour.last_paragraph.id == unit.paragraph.id
         if not same:
             continue
         # "... bonus of £7,500. This is taxable under Section 62": the verdict on it
         if (j > i and opens_with_anaphor(neighbour.text)) or neighbour.score >= tuning.neighbour_floor * floor:
             out.append(j)
-    return out
+    return [j for j in completed(units, [i, *out]) if j != i]  # and never a quote stopping mid-sentence
 
 
 def minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> list[int] | None:
@@ -152,12 +197,15 @@ def minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> li
     unit = units[i]
     items = list_items(units, i, list_limit)
     if items:
-        taken: list[int] = []
+        taken = [i]
         for j in items:
-            if word_count(units[k] for k in [i, *taken, j]) > room:
+            if j in taken:
+                continue  # an item the one before ("..., or") brought
+            more = completed(units, [*taken, j])
+            if word_count(units[k] for k in more) > room:
                 break
-            taken.append(j)
-        return [i, *taken] if taken else None
+            taken = more
+        return taken if len(taken) > 1 else None
     need = [i]
     intro = list_intro(units, i) if unit.row is None and (unit.paragraph.kind == "li" or unit.text[:1].islower()) else None
     if intro is not None:
@@ -166,8 +214,7 @@ def minimal_context(units: list[Unit], i: int, room: int, list_limit: int) -> li
         need.append(i - 1)
     elif intro is None and finishes_line(units, i):
         need.append(i - 1)  # the line it finishes
-    if i + 1 < len(units) and finishes_line(units, i + 1):
-        need.append(i + 1)  # the rest of its own sentence
+    need = completed(units, need)  # the rest of every sentence it quotes
     if word_count(units[k] for k in need) > room:
         return None
     verdict = i + 1  # "... a bonus of £7,500. This is taxable under Section 62": the verdict on it

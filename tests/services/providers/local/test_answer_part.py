@@ -168,12 +168,12 @@ def test_the_lead_reads_on_its_own_unless_that_unit_scores_well_below_the_best()
 def test_the_lead_comes_from_the_first_pages_and_within_the_hard_cap() -> None:
     first = units_of(Paragraph(id="EIM1#c0.p0", text="A rule on the first page that answers."))
     third = units_of(Paragraph(id="EIM3#c0.p0", text="A rule on a lower page that scores best."), page_rank=TUNING.answer_pages)
-    long = units_of(Paragraph(id="EIM2#c0.p0", text="A rule far too long to lead " + "and so on " * SHAPE.words_cap), page_rank=1)
+    long = units_of(Paragraph(id="EIM2#c0.p0", text="A rule far too long to lead " + "and so on " * SHAPE.words_cap + "until it ends."), page_rank=1)
     units = _scored([*first, *long, *third], [0.5, 0.9, 1.0])
     assert lead_candidates(rank_units(units, TUNING), TUNING, SHAPE) == [units[0]]
     units[2].looked_up = True  # a row keyed by the asker's own figure may lead from any page
     assert lead_candidates(rank_units(units, TUNING), TUNING, SHAPE) == [units[2], units[0]]
-    alone = _scored(units_of(Paragraph(id="EIM2#c0.p0", text="A rule far too long to lead " + "and so on " * SHAPE.words_cap)), [1.0])
+    alone = _scored(units_of(Paragraph(id="EIM2#c0.p0", text="A rule far too long to lead " + "and so on " * SHAPE.words_cap + "until it ends.")), [1.0])
     assert lead_candidates(rank_units(alone, TUNING), TUNING, SHAPE) == alone  # a filter leaving none falls away
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.providers.local.claims import claims_of
-from services.providers.local.readable import context_of, finishes_line, list_intro, quotable, reads_alone
+from services.providers.local.readable import context_of, ends_unfinished, finishes_line, list_intro, minimal_context, quotable, reads_alone
 from services.text.units import chunk_units, list_items
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Paragraph
@@ -131,3 +131,44 @@ def test_a_unit_that_cannot_be_read_with_what_the_page_gives_beside_it_is_never_
     # a list item a chunk boundary cut from its lead-in (its chunk opens with it): no lead-in to read it after
     orphan = units_of(Paragraph(id="EIM1#c0.p0", text="the vehicle used must be a car or a van."), Paragraph(id="EIM1#c0.p1", text="A rule that stands alone."))
     assert [quotable(orphan, i, TUNING.list_items) for i in range(len(orphan))] == [False, True]
+
+
+def test_a_sentence_stopping_mid_line_is_quoted_with_its_rest_or_not_at_all() -> None:
+    """A line ending on a comma or on a word no statement ends on ("the", "and", "within") was
+    broken off: whatever case the next line opens in, the two are quoted together; with nothing
+    after it on its page it is not quoted; nor does it join as an optional neighbour."""
+    cut = Paragraph(id="EIM1#c0.p0", text="The employer may recover the cost by deducting 92% of the amount from the")
+    rest = Paragraph(id="EIM1#c0.p1", text="National Insurance contributions it pays over each month.")
+    units = units_of(cut, rest)
+    assert ends_unfinished(units[0]) and not ends_unfinished(units[1])
+    assert context_of(units, 0, 1.0, TUNING) == [1] and minimal_context(units, 0, 100, TUNING.list_items) == [0, 1]
+    assert minimal_context(units, 0, 15, TUNING.list_items) is None  # the whole sentence does not fit: neither part alone
+    assert not quotable(units_of(cut), 0, TUNING.list_items)  # its rest is not on the page
+    assert quotable(units, 1, TUNING.list_items)  # the next line still reads as a statement of its own
+    for whole in ("The charge is not payable unless the customer opts in", "The amount of the deduction is \u00a380", "It is taxable."):
+        assert not ends_unfinished(units_of(Paragraph(id="EIM1#c0.p0", text=whole))[0]), whole
+    assert ends_unfinished(units_of(Paragraph(id="EIM1#c0.p0", text="on which such benefits are given,"))[0])
+    # an optional neighbour that stops mid-line stays out (its rest is not brought for it)
+    rule = Paragraph(id="EIM2#c0.p0", text="The rule that answers. A strong sentence that goes on to the")
+    page = units_of(rule, Paragraph(id="EIM2#c0.p1", text="Next paragraph of the page."))
+    for unit in page:
+        unit.score = 1.0
+    assert context_of(page, 0, 1.0, TUNING) == []
+
+
+def test_a_list_item_ending_on_or_brings_the_next_item_across_a_chunk_boundary() -> None:
+    # EIM25570: a chunk boundary fell between the two items (within one chunk they are one unit)
+    units = [
+        *units_of(
+            Paragraph(id="EIM1#c0.p0", text="Fuel can be withdrawn:"),
+            Paragraph(id="EIM1#c0.p1", kind="li", text="by the employer no longer providing free fuel for private use, or"),
+        ),
+        *units_of(
+            Paragraph(id="EIM1#c1.p0", kind="li", text="by the employer requiring the employee to make good the cost of all private fuel."),
+            Paragraph(id="EIM1#c1.p1", text="Note that there is no apportionment for days before provision of free fuel commenced."),
+        ),
+    ]
+    assert ends_unfinished(units[1]) and not ends_unfinished(units[2])
+    assert minimal_context(units, 0, 100, 1) == [0, 1, 2]  # the item cap is 1, but the first item goes on into the second
+    assert minimal_context(units, 0, 20, 1) is None  # the lead-in and a whole item do not fit: not the lead-in alone
+    assert 2 in context_of(units, 1, 1.0, TUNING)
