@@ -11,7 +11,7 @@ import re
 from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import ITEM_LABEL, section_of
 from shared.contracts.pipeline import DraftSentence
-from services.providers.local.readable import finishes
+from services.providers.local.readable import ends_unfinished, finishes
 from services.text.figures import checkable_facts
 from services.text.question import QuestionKind
 from services.text.units import DEPENDENT, Unit, computation_line, gives, introduces_list, withdraws
@@ -131,7 +131,8 @@ def items_by_score(run: list[int], chosen: dict[int, Unit]) -> list[int]:
     after their lead-in best-scoring first: a list of conditions says the same in any order,
     and the one the question turns on ("the total cost ... does not exceed £250", the fifth)
     is read first. Each item keeps its later sentences; a lettered or numbered list keeps its
-    order (a computation's steps)."""
+    order (a computation's steps), and so does a list whose items run on into each other ("...,
+    or" / "... and"): reordered, it would end mid-sentence."""
     out: list[int] = []
     k = 0
     while k < len(run):
@@ -150,8 +151,8 @@ def items_by_score(run: list[int], chosen: dict[int, Unit]) -> list[int]:
             else:
                 break
             k += 1
-        if any(_ENUMERATED.match(chosen[g[0]].text) for g in groups):
-            out += [j for g in groups for j in g]
+        if any(_ENUMERATED.match(chosen[g[0]].text) for g in groups) or any(ends_unfinished(chosen[g[-1]]) for g in groups[:-1]):
+            out += [j for g in groups for j in g]  # steps, or items joined by their "and"/", or": in their order
         else:
             out += [j for g in sorted(groups, key=lambda g: -max(chosen[j].score for j in g)) for j in g]
     return out

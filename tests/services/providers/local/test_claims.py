@@ -144,6 +144,19 @@ def test_a_lettered_lists_items_keep_their_order() -> None:
     assert items_by_score([0, 1, 2, 3], dict(enumerate(plain))) == [0, 3, 2, 1]
 
 
+def test_a_lists_items_joined_by_or_keep_their_order() -> None:
+    # EIM10100-like: chunk boundaries split the items, each but the last running on into the next
+    units = [
+        *units_of(Paragraph(id="EIM1#c0.p0", text="Fuel can be withdrawn:"), Paragraph(id="EIM1#c0.p1", kind="li", text="by the employer no longer providing free fuel, or")),
+        *units_of(Paragraph(id="EIM1#c1.p0", kind="li", text="by the employer requiring the employee to make good all private fuel.")),
+    ]
+    chosen = dict(enumerate(units))
+    for unit, score in zip(units, [0.5, 0.2, 0.9]):
+        unit.score = score
+    assert items_by_score(list(chosen), chosen) == [0, 1, 2]  # not [0, 2, 1]: that would end on ", or"
+    assert claims_of(chosen, order=items_by_score(list(chosen), chosen))[-1].text.endswith("private fuel.")
+
+
 def test_a_list_intro_whose_items_are_not_quoted_next_to_it_is_left_out() -> None:
     def claim(text: str, cite: str) -> DraftSentence:
         return DraftSentence(text=text, citations=[cite], role="answer")
