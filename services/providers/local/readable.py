@@ -83,13 +83,14 @@ _OPEN_ENDINGS = frozenset(
 
 
 def ends_unfinished(unit: Unit) -> bool:
-    """Whether a line stops mid-sentence: no closing stop, and a comma or a word no statement
-    ends on last."""
+    """Whether a line stops mid-sentence: no closing stop, and a comma, a word no statement
+    ends on, or a capitalised word last (a name the scrape cut in two: "the United" /
+    "Kingdom", "notified to the Inland" / "Revenue")."""
     text = unit.text.rstrip()
     if unit.row is not None or unit.heading or not text or TERMINAL.search(text):
         return False
     last = text.split()[-1]
-    return last.endswith(",") or last.casefold() in _OPEN_ENDINGS
+    return last.endswith(",") or last.casefold() in _OPEN_ENDINGS or (last.isalpha() and last[:1].isupper() and last[1:].islower())
 
 
 def rest_of_line(units: list[Unit], i: int) -> int | None:

@@ -148,6 +148,9 @@ def test_a_sentence_stopping_mid_line_is_quoted_with_its_rest_or_not_at_all() ->
     for whole in ("The charge is not payable unless the customer opts in", "The amount of the deduction is \u00a380", "It is taxable."):
         assert not ends_unfinished(units_of(Paragraph(id="EIM1#c0.p0", text=whole))[0]), whole
     assert ends_unfinished(units_of(Paragraph(id="EIM1#c0.p0", text="on which such benefits are given,"))[0])
+    # a name cut in two ("the United" / "Kingdom"): a capitalised word last, not an acronym
+    assert ends_unfinished(units_of(Paragraph(id="EIM1#c0.p0", text="These figures are notified to the Inland"))[0])
+    assert not ends_unfinished(units_of(Paragraph(id="EIM1#c0.p0", text="The tax is collected through PAYE"))[0])
     # an optional neighbour that stops mid-line stays out (its rest is not brought for it)
     rule = Paragraph(id="EIM2#c0.p0", text="The rule that answers. A strong sentence that goes on to the")
     page = units_of(rule, Paragraph(id="EIM2#c0.p1", text="Next paragraph of the page."))
