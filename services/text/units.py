@@ -53,6 +53,17 @@ _CONTINUES = re.compile(r"^[a-z0-9(\u00a3\u2018'\"]")
 # A list item runs on into the next only when it stops on a word that needs more ("... a
 # scheme and", "... less"); otherwise each item is its own statement.
 _RUNS_ON = re.compile(r"(?:\b(?:and|or|but|nor|of|the|to|for|by|with|in|on|at|a|an|less|plus|than|that|which|where|if|is|are)|[,(\u2013-])$", re.I)
+# Quoting is stricter: a line ending on a comma or on a word no statement ends on was broken
+# off by the scrape or a chunk boundary ("... conditions outlined in EIM05200 and EIM30055 and",
+# "... on which such benefits are given,"), whatever case the line after it opens in, and so
+# was one ending on a capitalised word (a name cut in two: "... from the National" /
+# "Insurance contributions"). English's closed word classes, not any question's words; unlike
+# ``_RUNS_ON``, not "in", "on" or "at", which end a statement as often as not ("unless the
+# customer opts in"): the list items it joins sit in one chunk, a quote's lines may not.
+_OPEN_ENDINGS = frozenset(
+    "a an the and or nor but of to by for from with within under into onto than as that which whose who whom "
+    "is are was were be been being would should could may might must can will shall its their his her our your per via".split()
+)
 # A heading that states a rule ("SMP is taxable") says it more plainly than the paragraphs
 # under it; most headings name a topic ("Two or more functions") or ask ("Is PAYE due ...":
 # ``_ASKS``, read at the heading's start).
@@ -93,6 +104,17 @@ class Unit:
     @property
     def last_paragraph(self) -> Paragraph:
         return self.parts[-1][0]
+
+
+def ends_unfinished(unit: Unit) -> bool:
+    """Whether a line stops mid-sentence: no closing stop, and a comma, a word no statement
+    ends on, or a capitalised word last (a name the scrape cut in two: "the United" /
+    "Kingdom", "notified to the Inland" / "Revenue")."""
+    text = unit.text.rstrip()
+    if unit.row is not None or unit.heading or not text or TERMINAL.search(text):
+        return False
+    last = text.split()[-1]
+    return last.endswith(",") or last.casefold() in _OPEN_ENDINGS or (last.isalpha() and last[:1].isupper() and last[1:].islower())
 
 
 # A rule the manual says has ended: "THIS RELIEF WAS WITHDRAWN FROM 6 APRIL 2013", "This

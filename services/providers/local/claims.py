@@ -11,10 +11,10 @@ import re
 from shared.contracts.api import ClaimRole
 from shared.contracts.corpus import ITEM_LABEL, section_of
 from shared.contracts.pipeline import DraftSentence
-from services.providers.local.readable import ends_unfinished, finishes
+from services.providers.local.readable import finishes
 from services.text.figures import checkable_facts
 from services.text.question import QuestionKind
-from services.text.units import DEPENDENT, Unit, computation_line, gives, introduces_list, withdraws
+from services.text.units import DEPENDENT, Unit, computation_line, ends_unfinished, gives, introduces_list, withdraws
 
 
 def claims_of(chosen: dict[int, Unit], role: ClaimRole = "answer", order: list[int] | None = None) -> list[DraftSentence]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from shared.config import LocalStitchingSettings
 from services.text.tables import TERMINAL, rows_of
 from services.text.units import (
-    DEPENDENT, NOTE, SEE_NOTE, Unit, computation_line, introduces_list, list_items, opens_with_anaphor, withdraws,
+    DEPENDENT, NOTE, SEE_NOTE, Unit, computation_line, ends_unfinished, introduces_list, list_items, opens_with_anaphor, withdraws,
 )
 
 
@@ -68,29 +68,6 @@ def finishes(before: Unit, unit: Unit) -> bool:
 def finishes_line(units: list[Unit], i: int) -> bool:
     """Whether unit ``i`` finishes the line before it: it is never quoted without that line."""
     return i > 0 and finishes(units[i - 1], units[i])
-
-
-# Words no statement ends on: a line ending on one, or on a comma, was broken off by the scrape
-# or a chunk boundary ("... by deducting 92% of the amount from the National" is not one, but
-# "... conditions outlined in EIM05200 and EIM30055 and" and "... on which such benefits are
-# given," are), whatever case the line after it opens in. English's closed word classes, not
-# any question's words; not "in", "on" or "at", which end a statement as often as not ("unless
-# the customer opts in").
-_OPEN_ENDINGS = frozenset(
-    "a an the and or nor but of to by for from with within under into onto than as that which whose who whom "
-    "is are was were be been being would should could may might must can will shall its their his her our your per via".split()
-)
-
-
-def ends_unfinished(unit: Unit) -> bool:
-    """Whether a line stops mid-sentence: no closing stop, and a comma, a word no statement
-    ends on, or a capitalised word last (a name the scrape cut in two: "the United" /
-    "Kingdom", "notified to the Inland" / "Revenue")."""
-    text = unit.text.rstrip()
-    if unit.row is not None or unit.heading or not text or TERMINAL.search(text):
-        return False
-    last = text.split()[-1]
-    return last.endswith(",") or last.casefold() in _OPEN_ENDINGS or (last.isalpha() and last[:1].isupper() and last[1:].islower())
 
 
 def rest_of_line(units: list[Unit], i: int) -> int | None:

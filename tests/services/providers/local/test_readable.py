@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.providers.local.claims import claims_of
-from services.providers.local.readable import context_of, ends_unfinished, finishes_line, list_intro, minimal_context, quotable, reads_alone
-from services.text.units import chunk_units, list_items
+from services.providers.local.readable import context_of, finishes_line, list_intro, minimal_context, quotable, reads_alone
+from services.text.units import chunk_units, ends_unfinished, list_items
 from shared.config import LocalStitchingSettings
 from shared.contracts.corpus import Paragraph
 from tests.ingest_worker.test_parser import chunks_of
